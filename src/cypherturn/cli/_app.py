@@ -1,0 +1,63 @@
+"""The Typer application and the single place where errors become messages and exit codes."""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+import typer
+from rich.console import Console
+
+from cypherturn.errors import CypherTurnError
+
+__all__ = ["app", "console", "err_console", "main"]
+
+app = typer.Typer(
+    name="cypherturn",
+    help="Executable, conversational Text-to-Cypher: ask a graph, run the CypherTurn benchmark, score it.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+console = Console()
+err_console = Console(stderr=True)
+
+
+@app.callback()
+def _root(
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="Log progress details to stderr."),
+) -> None:
+    logging.basicConfig(
+        level=logging.INFO if verbose else logging.WARNING,
+        format="%(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+
+
+def _register_commands() -> None:
+    # Command modules attach themselves to `app` on import.
+    from cypherturn.cli import _commands  # noqa: F401
+
+
+def main() -> None:
+    """Console-script entry point: run the app; a CypherTurnError prints a message and exits 1."""
+    _register_commands()
+    try:
+        app(standalone_mode=False)
+    except CypherTurnError as exc:
+        err_console.print(f"[bold red]error:[/] {exc}", highlight=False)
+        raise SystemExit(1) from None
+    except KeyboardInterrupt:
+        err_console.print("[yellow]interrupted[/]")
+        raise SystemExit(130) from None
+    except typer.Exit as exc:
+        raise SystemExit(exc.exit_code) from None
+    except Exception as exc:  # click usage errors arrive here in non-standalone mode
+        import click
+
+        if isinstance(exc, click.exceptions.ClickException):
+            exc.show()
+            raise SystemExit(exc.exit_code) from None
+        if isinstance(exc, click.exceptions.Abort):
+            raise SystemExit(1) from None
+        raise

@@ -1,0 +1,163 @@
+"""The one exception hierarchy of cypherturn, rooted in :class:`CypherTurnError`.
+
+Every error a user can provoke (bad input, unknown graph, unreachable endpoint,
+a generated query the engine rejects) is a subclass of :class:`CypherTurnError`,
+so the CLI can turn any of them into a clear message and a non-zero exit.
+
+Query errors keep the engine's own message verbatim in ``engine_message``: that
+text is the execution feedback ``m_t`` that Reflection-Augmented Scaling appends
+to the context (RAS paper, §3.3 eq. 2 and Algorithm 2).
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+__all__ = [
+    "ConfigError",
+    "CypherSyntaxError",
+    "CypherTurnError",
+    "CypherTypeError",
+    "DatasetError",
+    "EngineConnectionError",
+    "ErrorClass",
+    "GraphError",
+    "ModelError",
+    "ModelResponseError",
+    "ModelUnavailableError",
+    "QueryError",
+    "QueryTimeoutError",
+    "UnknownLabelError",
+    "UnknownPropertyError",
+    "UnknownRelationshipTypeError",
+    "UnknownVariableError",
+    "WriteRefusedError",
+]
+
+
+class ErrorClass(StrEnum):
+    """Closed vocabulary of query-failure classes (the RAS paper's M_error, split by cause).
+
+    The classes follow the failure modes the RAS paper names in §3.2
+    (undefined node labels, invalid relationship types, malformed syntax) plus
+    the engine-side refusals cypherturn adds (timeout, write refused).
+    """
+
+    SYNTAX = "syntax"
+    UNKNOWN_LABEL = "unknown_label"
+    UNKNOWN_RELATIONSHIP_TYPE = "unknown_relationship_type"
+    UNKNOWN_PROPERTY = "unknown_property"
+    UNKNOWN_VARIABLE = "unknown_variable"
+    TYPE_ERROR = "type_error"
+    TIMEOUT = "timeout"
+    WRITE_REFUSED = "write_refused"
+    CONNECTION = "connection"
+    OTHER = "other"
+
+
+class CypherTurnError(Exception):
+    """Root of every error cypherturn raises on purpose."""
+
+
+class ConfigError(CypherTurnError):
+    """A bad option, specification string or configuration value."""
+
+
+class DatasetError(CypherTurnError):
+    """A dataset or graph that is unknown, missing or malformed (files, counts, schema)."""
+
+
+class GraphError(CypherTurnError):
+    """An error from or about a graph engine."""
+
+
+class EngineConnectionError(GraphError):
+    """The engine could not be started or reached (wrong URL, auth, dead server)."""
+
+    error_class = ErrorClass.CONNECTION
+
+
+class QueryError(GraphError):
+    """A query that the engine refused or failed to execute.
+
+    Attributes:
+        query: the Cypher text that was sent.
+        engine_message: the engine's own error message, unchanged; this is the
+            feedback RAS appends to the context (RAS §3.4, Algorithm 2 line 11).
+        error_class: the classified cause.
+    """
+
+    error_class: ErrorClass = ErrorClass.OTHER
+
+    def __init__(self, engine_message: str, query: str = "") -> None:
+        super().__init__(engine_message)
+        self.engine_message = engine_message
+        self.query = query
+
+
+class CypherSyntaxError(QueryError):
+    """The query does not parse."""
+
+    error_class = ErrorClass.SYNTAX
+
+
+class UnknownLabelError(QueryError):
+    """The query names a node label that the graph does not have."""
+
+    error_class = ErrorClass.UNKNOWN_LABEL
+
+
+class UnknownRelationshipTypeError(QueryError):
+    """The query names a relationship type that the graph does not have."""
+
+    error_class = ErrorClass.UNKNOWN_RELATIONSHIP_TYPE
+
+
+class UnknownPropertyError(QueryError):
+    """The query names a property key that the graph does not have."""
+
+    error_class = ErrorClass.UNKNOWN_PROPERTY
+
+
+class UnknownVariableError(QueryError):
+    """The query uses a variable that is not defined in its scope."""
+
+    error_class = ErrorClass.UNKNOWN_VARIABLE
+
+
+class CypherTypeError(QueryError):
+    """A value of the wrong type reached an operator or function."""
+
+    error_class = ErrorClass.TYPE_ERROR
+
+
+class QueryTimeoutError(QueryError):
+    """The query ran past its time limit and was stopped."""
+
+    error_class = ErrorClass.TIMEOUT
+
+
+class WriteRefusedError(QueryError):
+    """A generated query tried to write; it was refused and nothing changed.
+
+    Attributes:
+        clause: the offending clause keyword (``CREATE``, ``MERGE``, ``SET``, ...).
+    """
+
+    error_class = ErrorClass.WRITE_REFUSED
+
+    def __init__(self, engine_message: str, query: str = "", clause: str = "") -> None:
+        super().__init__(engine_message, query)
+        self.clause = clause
+
+
+class ModelError(CypherTurnError):
+    """An error from or about a chat model."""
+
+
+class ModelUnavailableError(ModelError):
+    """The model could not be loaded or its endpoint could not be reached."""
+
+
+class ModelResponseError(ModelError):
+    """The model's endpoint answered, but not with a usable completion."""

@@ -1,0 +1,200 @@
+"""Chat models behind any OpenAI-compatible endpoint (vLLM, Ollama, llama.cpp server, LM Studio, hosted APIs)."""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from typing import Any
+
+import openai
+
+from cypherturn.errors import ConfigError, ModelResponseError, ModelUnavailableError
+from cypherturn.models._base import DEFAULT_TEMPERATURE, ChatMessage, ChatResponse
+
+__all__ = [
+    "BASE_URL_ENV_VARS",
+    "DEFAULT_MAX_RETRIES",
+    "DEFAULT_TIMEOUT_S",
+    "LOCAL_API_KEY",
+    "OpenAIChatModel",
+]
+
+logger = logging.getLogger(__name__)
+
+BASE_URL_ENV_VARS = ("CYPHERTURN_OPENAI_BASE_URL", "OPENAI_BASE_URL")
+"""Environment variables read for the endpoint URL, first one set wins."""
+
+DEFAULT_TIMEOUT_S = 120.0
+"""Timeout of one HTTP request, seconds (each retry gets its own)."""
+
+DEFAULT_MAX_RETRIES = 2
+"""Retries the openai SDK makes, with its exponential backoff, on connection errors, 408, 409, 429 and 5xx."""
+
+LOCAL_API_KEY = "not-needed"
+"""Key sent when a base URL is set but no key is: local servers accept any key, the SDK insists on one."""
+
+
+class OpenAIChatModel:
+    """A model served by an OpenAI-compatible chat-completions endpoint (spec ``openai:NAME``).
+
+    Retries, backoff and timeouts are the openai SDK's own. After the SDK gives
+    up, an unreachable endpoint, a rejected key, an unknown model, rate limiting
+    or a server error (5xx) raise :class:`ModelUnavailableError`; other refusals
+    and answers without a completion raise :class:`ModelResponseError`.
+
+    Args:
+        model: the model name the endpoint serves (the part after ``openai:``).
+        base_url: endpoint URL such as ``http://127.0.0.1:8000/v1``; defaults to
+            ``$CYPHERTURN_OPENAI_BASE_URL``, then ``$OPENAI_BASE_URL``, then the SDK's
+            default (api.openai.com).
+        api_key: defaults to ``$OPENAI_API_KEY``; when unset and a base URL is
+            given, a placeholder is sent (local servers ignore it).
+        timeout_s: timeout of each HTTP request, seconds.
+        max_retries: retries made by the SDK before an error is raised.
+
+    Raises:
+        ConfigError: the model name is empty.
+        ModelUnavailableError: no API key and no base URL (the hosted default needs a key).
+    """
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+        max_retries: int = DEFAULT_MAX_RETRIES,
+    ) -> None:
+        if not model:
+            raise ConfigError("an OpenAI-compatible model needs a name: openai:NAME")
+        self._model = model
+        self._base_url = base_url or next(
+            (os.environ[v] for v in BASE_URL_ENV_VARS if os.environ.get(v)), None
+        )
+        key = api_key or os.environ.get("OPENAI_API_KEY")
+        if not key:
+            if self._base_url is None:
+                raise ModelUnavailableError(
+                    f"openai:{model} needs OPENAI_API_KEY, or a base URL "
+                    f"(--base-url or ${BASE_URL_ENV_VARS[0]}) for a local server"
+                )
+            key = LOCAL_API_KEY
+        self._max_retries = max_retries
+        self._client = openai.OpenAI(
+            api_key=key, base_url=self._base_url, timeout=timeout_s, max_retries=max_retries
+        )
+
+    @property
+    def spec(self) -> str:
+        """The spec string that rebuilds this model (the endpoint URL is not part of it)."""
+        return f"openai:{self._model}"
+
+    @property
+    def base_url(self) -> str:
+        """The endpoint URL the SDK talks to."""
+        return str(self._client.base_url)
+
+    def chat(
+        self,
+        messages: list[ChatMessage],
+        *,
+        temperature: float = DEFAULT_TEMPERATURE,
+        max_tokens: int = 512,
+        seed: int | None = None,
+    ) -> ChatResponse:
+        """Complete a chat through ``POST {base_url}/chat/completions``.
+
+        ``max_tokens`` is sent as ``max_tokens``, the field vLLM, Ollama,
+        llama.cpp server and LM Studio read. Token counts come from the
+        response's ``usage``; endpoints that omit it give zeros.
+
+        Args:
+            messages: the context, oldest first.
+            temperature: sampling temperature (RAS §4.7 uses 0.9).
+            max_tokens: most tokens to generate.
+            seed: sent as ``seed`` when given (endpoints may ignore it).
+
+        Returns:
+            The completion; ``latency_s`` is the wall time including SDK retries.
+
+        Raises:
+            ModelUnavailableError: the endpoint is unreachable, rejects the key,
+                does not serve the model, rate-limits, or keeps failing with 5xx.
+            ModelResponseError: the endpoint refused the request (other 4xx) or
+                answered without a completion text.
+        """
+        extra: dict[str, Any] = {} if seed is None else {"seed": seed}
+        started = time.perf_counter()
+        try:
+            completion = self._client.chat.completions.create(
+                model=self._model,
+                messages=[{"role": m.role, "content": m.content} for m in messages],  # type: ignore[misc]
+                temperature=temperature,
+                max_tokens=max_tokens,
+                **extra,
+            )
+        except openai.APITimeoutError as e:
+            raise ModelUnavailableError(
+                f"{self.spec}: no answer from {self.base_url} within the timeout "
+                f"after {self._max_retries} retries"
+            ) from e
+        except openai.APIConnectionError as e:
+            raise ModelUnavailableError(
+                f"{self.spec}: cannot connect to {self.base_url} after {self._max_retries} "
+                f"retries ({e.__cause__ or e}); is the server running?"
+            ) from e
+        except (openai.AuthenticationError, openai.PermissionDeniedError) as e:
+            raise ModelUnavailableError(
+                f"{self.spec}: {self.base_url} rejected the API key (HTTP {e.status_code}): "
+                f"{e.message}; set OPENAI_API_KEY"
+            ) from e
+        except openai.NotFoundError as e:
+            raise ModelUnavailableError(
+                f"{self.spec}: {self.base_url} does not serve model {self._model!r} "
+                f"(HTTP 404): {e.message}"
+            ) from e
+        except openai.APIStatusError as e:
+            if e.status_code >= 500 or e.status_code == 429:
+                raise ModelUnavailableError(
+                    f"{self.spec}: {self.base_url} failed with HTTP {e.status_code} after "
+                    f"{self._max_retries} retries: {e.message}"
+                ) from e
+            raise ModelResponseError(
+                f"{self.spec}: {self.base_url} refused the request (HTTP {e.status_code}): "
+                f"{e.message}"
+            ) from e
+        except openai.APIError as e:
+            raise ModelResponseError(
+                f"{self.spec}: malformed answer from {self.base_url}: {e.message}"
+            ) from e
+        latency = time.perf_counter() - started
+        return self._response(completion, latency)
+
+    def _response(self, completion: Any, latency: float) -> ChatResponse:
+        """Validate the parts of a completion we use; anything missing is a ModelResponseError."""
+        choices = getattr(completion, "choices", None)
+        if not choices:
+            raise ModelResponseError(
+                f"{self.spec}: the answer from {self.base_url} has no choices: {completion!r}"
+            )
+        choice = choices[0]
+        message = getattr(choice, "message", None)
+        text = getattr(message, "content", None)
+        if not isinstance(text, str):
+            raise ModelResponseError(
+                f"{self.spec}: the answer from {self.base_url} has no message text "
+                f"(finish_reason={getattr(choice, 'finish_reason', None)!r})"
+            )
+        usage = getattr(completion, "usage", None)
+        if usage is None:
+            logger.debug("%s: no usage figures in the answer; token counts set to 0", self.spec)
+        return ChatResponse(
+            text=text,
+            prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
+            completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
+            latency_s=latency,
+            model=self.spec,
+            finish_reason=getattr(choice, "finish_reason", None),
+        )

@@ -1,0 +1,159 @@
+"""A chat model that replays recorded responses: for testing loop logic and re-running logged sessions."""
+
+from __future__ import annotations
+
+import json
+import math
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from cypherturn.errors import ConfigError, ModelResponseError
+from cypherturn.models._base import DEFAULT_TEMPERATURE, ChatMessage, ChatResponse
+
+__all__ = ["CHARS_PER_TOKEN", "MESSAGE_OVERHEAD_TOKENS", "ReplayChatModel", "approximate_tokens"]
+
+CHARS_PER_TOKEN = 4
+"""Characters per token of the replay model's approximate count (the usual English BPE figure)."""
+
+MESSAGE_OVERHEAD_TOKENS = 4
+"""Tokens counted per chat message for the role and separators, as chat templates add them."""
+
+
+def approximate_tokens(text: str) -> int:
+    """Deterministic token estimate: ``ceil(len(text) / 4)`` (0 for empty text).
+
+    Args:
+        text: any text.
+
+    Returns:
+        The estimated number of tokens.
+    """
+    return math.ceil(len(text) / CHARS_PER_TOKEN)
+
+
+class ReplayChatModel:
+    """Returns recorded completions in order and records every context it was called with.
+
+    Token counts are approximations, not a tokenizer's: the prompt counts
+    ``ceil(len(content) / 4) + 4`` per message, the completion
+    ``ceil(len(text) / 4)``. They grow with the context as real counts do, which
+    is what the strategies' context-growth records need. ``temperature`` and
+    ``seed`` are recorded but do not change what is replayed.
+
+    Args:
+        responses: the completion texts, returned one per call, in order.
+        spec: the spec string recorded for this model.
+
+    Attributes:
+        calls: one entry per call: a copy of the messages the model was given.
+        settings: one entry per call: ``{"temperature", "max_tokens", "seed"}``.
+    """
+
+    def __init__(self, responses: Sequence[str], *, spec: str = "replay:<memory>") -> None:
+        self._responses = list(responses)
+        self._spec = spec
+        self._next = 0
+        self._lock = threading.Lock()
+        self.calls: list[list[ChatMessage]] = []
+        self.settings: list[dict[str, Any]] = []
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> ReplayChatModel:
+        """Read recorded responses from a file (spec ``replay:FILE``).
+
+        A ``.jsonl`` file holds one response per line; any other file holds one
+        JSON list. Each response is a string or an object with a ``"text"`` string
+        (so logged :class:`ChatResponse` records replay as they are).
+
+        Args:
+            path: the file.
+
+        Returns:
+            A model that replays the file's responses.
+
+        Raises:
+            ConfigError: the file is missing, is not valid JSON, or holds an
+                item that is neither a string nor an object with a ``"text"`` string.
+        """
+        file = Path(path).expanduser()
+        try:
+            raw = file.read_text(encoding="utf-8")
+        except OSError as e:
+            raise ConfigError(f"cannot read replay file {file}: {e}") from e
+        try:
+            if file.suffix == ".jsonl":
+                items = [json.loads(line) for line in raw.splitlines() if line.strip()]
+            else:
+                items = json.loads(raw)
+        except json.JSONDecodeError as e:
+            raise ConfigError(f"replay file {file} is not valid JSON: {e}") from e
+        if not isinstance(items, list):
+            raise ConfigError(f"replay file {file} must hold a JSON list of responses")
+        texts: list[str] = []
+        for number, item in enumerate(items, start=1):
+            if isinstance(item, str):
+                texts.append(item)
+            elif isinstance(item, dict) and isinstance(item.get("text"), str):
+                texts.append(item["text"])
+            else:
+                raise ConfigError(
+                    f"replay file {file}, response {number}: expected a string or an object "
+                    f'with a "text" string, got {item!r}'
+                )
+        return cls(texts, spec=f"replay:{file}")
+
+    @property
+    def spec(self) -> str:
+        """The spec string that rebuilds this model."""
+        return self._spec
+
+    @property
+    def remaining(self) -> int:
+        """Number of recorded responses not yet returned."""
+        return len(self._responses) - self._next
+
+    def chat(
+        self,
+        messages: list[ChatMessage],
+        *,
+        temperature: float = DEFAULT_TEMPERATURE,
+        max_tokens: int = 512,
+        seed: int | None = None,
+    ) -> ChatResponse:
+        """Return the next recorded response.
+
+        Args:
+            messages: the context; a copy is appended to :attr:`calls`.
+            temperature: recorded in :attr:`settings`.
+            max_tokens: recorded in :attr:`settings` (responses are not cut).
+            seed: recorded in :attr:`settings`.
+
+        Returns:
+            The next response with approximate token counts.
+
+        Raises:
+            ModelResponseError: every recorded response has been returned.
+        """
+        started = time.perf_counter()
+        with self._lock:
+            self.calls.append([m.model_copy() for m in messages])
+            self.settings.append({"temperature": temperature, "max_tokens": max_tokens, "seed": seed})
+            if self._next >= len(self._responses):
+                raise ModelResponseError(
+                    f"{self._spec}: replay exhausted, all {len(self._responses)} recorded "
+                    "responses were used"
+                )
+            text = self._responses[self._next]
+            self._next += 1
+        prompt_tokens = sum(approximate_tokens(m.content) + MESSAGE_OVERHEAD_TOKENS for m in messages)
+        return ChatResponse(
+            text=text,
+            prompt_tokens=prompt_tokens,
+            completion_tokens=approximate_tokens(text),
+            latency_s=time.perf_counter() - started,
+            model=self._spec,
+            finish_reason="stop",
+        )
