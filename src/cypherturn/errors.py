@@ -15,6 +15,7 @@ from enum import StrEnum
 
 __all__ = [
     "ConfigError",
+    "CypherParseError",
     "CypherSyntaxError",
     "CypherTurnError",
     "CypherTypeError",
@@ -61,6 +62,15 @@ class CypherTurnError(Exception):
 
 class ConfigError(CypherTurnError):
     """A bad option, specification string or configuration value."""
+
+
+class CypherParseError(CypherTurnError):
+    """cypherturn's own Cypher tokenizer or clause parser could not analyse a query.
+
+    Distinct from :class:`CypherSyntaxError`, which carries the engine's verdict:
+    this one is raised by :mod:`cypherturn.cypher` before anything is executed
+    (unterminated string, unbalanced brackets, a clause it does not know).
+    """
 
 
 class DatasetError(CypherTurnError):

@@ -1,3 +1,9 @@
 """Imports every command module so each registers its commands on the app."""
 
-from cypherturn.cli import _ask, _load  # noqa: F401
+from cypherturn.cli import _ask, _load, _report  # noqa: F401  (importing registers the commands)
+from cypherturn.cli._app import app
+from cypherturn.cli._bench import bench_app
+from cypherturn.cli._worlds import worlds_app
+
+app.add_typer(worlds_app)
+app.add_typer(bench_app)

@@ -24,9 +24,12 @@ class QueryResult(BaseModel):
     columns: list[str] = Field(description="Column names in RETURN order.")
     rows: list[list[Any]] = Field(description="One list per row, aligned with `columns`.")
     truncated: bool = Field(
-        default=False, description="True when the row cap cut the result; `rows` holds the first cap rows."
+        default=False,
+        description="True when the row cap cut the result; `rows` holds the first cap rows.",
     )
-    elapsed_ms: float = Field(default=0.0, description="Wall time of the engine call, milliseconds.")
+    elapsed_ms: float = Field(
+        default=0.0, description="Wall time of the engine call, milliseconds."
+    )
 
     @property
     def row_count(self) -> int:

@@ -31,7 +31,9 @@ class RelationshipTypeSchema(BaseModel):
 
     type: str
     count: int = Field(description="Number of relationships of this type.")
-    properties: dict[str, str] = Field(default_factory=dict, description="Property key -> value type name.")
+    properties: dict[str, str] = Field(
+        default_factory=dict, description="Property key -> value type name."
+    )
 
 
 class RelationshipPattern(BaseModel):

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cypherturn.errors import ModelResponseError, ModelUnavailableError
+from cypherturn.errors import ConfigError, ModelResponseError, ModelUnavailableError
 from cypherturn.models._base import DEFAULT_TEMPERATURE, ChatMessage, ChatResponse
 
 __all__ = ["DEFAULT_MODEL_PACKAGE", "DEFAULT_N_CTX", "GGUFChatModel", "default_model_path"]
@@ -163,6 +163,7 @@ class GGUFChatModel:
 
     Raises:
         ModelUnavailableError: the file does not exist.
+        ConfigError: ``n_ctx`` is not positive.
     """
 
     def __init__(
@@ -177,7 +178,7 @@ class GGUFChatModel:
         if not self._path.is_file():
             raise ModelUnavailableError(f"GGUF model file not found: {self._path}")
         if n_ctx < 1:
-            raise ModelUnavailableError(f"n_ctx must be a positive number of tokens, got {n_ctx}")
+            raise ConfigError(f"n_ctx must be a positive number of tokens, got {n_ctx}")
         self._n_ctx = n_ctx
         self._extra_buffer_types = extra_buffer_types
         self._spec = spec or f"gguf:{self._path}"
@@ -248,7 +249,9 @@ class GGUFChatModel:
             text = choice["message"]["content"] or ""
             usage = raw.get("usage") or {}
         except (KeyError, IndexError, TypeError) as e:
-            raise ModelResponseError(f"{self._spec}: llama.cpp returned no completion: {raw!r}") from e
+            raise ModelResponseError(
+                f"{self._spec}: llama.cpp returned no completion: {raw!r}"
+            ) from e
         return ChatResponse(
             text=text,
             prompt_tokens=int(usage.get("prompt_tokens", 0)),

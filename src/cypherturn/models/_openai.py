@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import time
@@ -164,6 +165,10 @@ class OpenAIChatModel:
             raise ModelResponseError(
                 f"{self.spec}: {self.base_url} refused the request (HTTP {e.status_code}): "
                 f"{e.message}"
+            ) from e
+        except json.JSONDecodeError as e:
+            raise ModelResponseError(
+                f"{self.spec}: the answer from {self.base_url} is not JSON: {e}"
             ) from e
         except openai.APIError as e:
             raise ModelResponseError(

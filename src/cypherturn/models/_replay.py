@@ -140,7 +140,9 @@ class ReplayChatModel:
         started = time.perf_counter()
         with self._lock:
             self.calls.append([m.model_copy() for m in messages])
-            self.settings.append({"temperature": temperature, "max_tokens": max_tokens, "seed": seed})
+            self.settings.append(
+                {"temperature": temperature, "max_tokens": max_tokens, "seed": seed}
+            )
             if self._next >= len(self._responses):
                 raise ModelResponseError(
                     f"{self._spec}: replay exhausted, all {len(self._responses)} recorded "
@@ -148,7 +150,9 @@ class ReplayChatModel:
                 )
             text = self._responses[self._next]
             self._next += 1
-        prompt_tokens = sum(approximate_tokens(m.content) + MESSAGE_OVERHEAD_TOKENS for m in messages)
+        prompt_tokens = sum(
+            approximate_tokens(m.content) + MESSAGE_OVERHEAD_TOKENS for m in messages
+        )
         return ChatResponse(
             text=text,
             prompt_tokens=prompt_tokens,

@@ -61,10 +61,13 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-_INT_RE = re.compile(r"[+-]?\d+")
-_FLOAT_RE = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+# ASCII digits only: int()/float() alone would also take "1_000", "nan" and non-Latin digits.
+_INT_RE = re.compile(r"[+-]?[0-9]+")
+_FLOAT_RE = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 # name, then optional ":" + field (ID, LABEL, int, ...), "(group)", "[]" for arrays.
-_HEADER_RE = re.compile(r"^(?P<name>[^:]*)(?::(?P<field>[A-Za-z_]+)(?:\((?P<group>[^)]*)\))?(?P<array>\[\])?)?$")
+_HEADER_RE = re.compile(
+    r"(?P<name>[^:]*)(?::(?P<field>[A-Za-z_]+)(?:\((?P<group>[^)]*)\))?(?P<array>\[\])?)?"
+)
 
 
 def _parse_int(text: str) -> int:
@@ -328,6 +331,8 @@ class AdminCsvFile:
             first = next(self._reader, None)
         except csv.Error as e:
             raise DatasetError(f"{source}, line 1: {e}") from e
+        except UnicodeDecodeError as e:
+            raise self._undecodable(e) from e
         if first is None:
             raise DatasetError(f"{source}: empty file, no header row")
         self.header = parse_header(first, types=types, source=source)
@@ -340,6 +345,10 @@ class AdminCsvFile:
     def _error(self, message: str) -> DatasetError:
         return DatasetError(f"{self.source}, line {self.line}: {message}")
 
+    def _undecodable(self, e: UnicodeDecodeError) -> DatasetError:
+        # Text is decoded in blocks ahead of the csv reader, so only a lower bound is known.
+        return DatasetError(f"{self.source}: not UTF-8 text (after line {self.line}): {e}")
+
     def _rows(self) -> Iterator[list[str]]:
         width = len(self.header.columns)
         while True:
@@ -349,6 +358,8 @@ class AdminCsvFile:
                 return
             except csv.Error as e:
                 raise self._error(str(e)) from e
+            except UnicodeDecodeError as e:
+                raise self._undecodable(e) from e
             if not row:
                 continue
             if len(row) != width:

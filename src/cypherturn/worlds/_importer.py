@@ -97,7 +97,10 @@ class _CsvFiles:
             file = self._folder / name
             if not file.is_file():
                 raise DatasetError(f"{self.where}: file {name} is missing")
-            return file.open(encoding=_ENCODING, newline="")
+            try:
+                return file.open(encoding=_ENCODING, newline="")
+            except OSError as e:
+                raise DatasetError(f"{self.where}: cannot read {name}: {e}") from e
         if self._archive is None or name not in self._members:
             raise DatasetError(f"{self.where}: file {name} is missing")
         binary = self._archive.open(self._members[name])
@@ -235,8 +238,8 @@ class ImporterDataset:
         try:
             binary = stack.enter_context(location.open("rb"))
             archive = stack.enter_context(zipfile.ZipFile(binary))
-        except FileNotFoundError as e:
-            raise DatasetError(f"{self.INFO.name}: {location} is missing") from e
+        except OSError as e:
+            raise DatasetError(f"{self.INFO.name}: cannot read {location}: {e}") from e
         except zipfile.BadZipFile as e:
             raise DatasetError(f"{self.INFO.name}: {location} is not a zip file: {e}") from e
         return _CsvFiles(str(location), archive=archive)

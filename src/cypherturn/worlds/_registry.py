@@ -11,6 +11,16 @@ __all__ = ["get_world", "list_worlds", "world_names"]
 
 # name -> "module:class"; imported on first use so `cypherturn --help` builds nothing.
 _CATALOGUE: dict[str, str] = {
+    "pole": "cypherturn.worlds._pole:PoleDataset",
+    "healthcare": "cypherturn.worlds._healthcare:HealthcareDataset",
+    "ancient_empire": "cypherturn.worlds._ancient_empire:AncientEmpire",
+    "magic_academy": "cypherturn.worlds._magic_academy:MagicAcademy",
+    "ocean_kingdom": "cypherturn.worlds._ocean_kingdom:OceanKingdom",
+    "stellar_colony": "cypherturn.worlds._stellar_colony:StellarColony",
+    "arcane_archive": "cypherturn.worlds._arcane_archive:ArcaneArchive",
+    "celestial_court": "cypherturn.worlds._celestial_court:CelestialCourt",
+    "merchant_harbor": "cypherturn.worlds._merchant_harbor:MerchantHarbor",
+    "fraud": "cypherturn.worlds._fraud:Fraud",
 }
 
 

@@ -1,0 +1,152 @@
+"""`cypherturn ask`: one question, a strategy trace, the result rows."""
+
+from __future__ import annotations
+
+from contextlib import nullcontext
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.console import Group
+from rich.markup import escape
+from rich.panel import Panel
+from rich.syntax import Syntax
+from rich.table import Table
+from rich.text import Text
+
+from cypherturn import api
+from cypherturn.cli._app import app, console
+from cypherturn.cli._options import EngineOpt, ModelOptions, model_options
+from cypherturn.graph import QueryResult
+from cypherturn.strategies import Attempt, StrategyResult
+
+__all__ = ["ask"]
+
+_SHOWN_ROWS = 25
+
+
+@app.command()
+def ask(
+    question: str = typer.Argument(..., help="The question, in plain language."),
+    graph: str = typer.Option(
+        api.DEFAULT_GRAPH,
+        "--graph",
+        "-g",
+        help="Graph to query; a known world is loaded on first use.",
+    ),
+    engine: EngineOpt = None,
+    strategy: str = typer.Option(
+        "ras", "--strategy", "-s", help="single | is | ras (RAS paper, Algorithms 1 and 2)."
+    ),
+    budget: int = typer.Option(5, "-n", "--budget", min=1, help="Budget T: the most attempts."),
+    model: ModelOptions = "default",
+    base_url: str | None = typer.Option(
+        None, "--base-url", help="Base URL of an OpenAI-compatible endpoint (openai: models)."
+    ),
+    temperature: float | None = typer.Option(
+        None, "--temperature", "-t", min=0.0, help="Sampling temperature (default 0.9)."
+    ),
+    seed: int | None = typer.Option(
+        None, "--seed", help="Base sampling seed, for a reproducible run."
+    ),
+    timeout: float | None = typer.Option(
+        None, "--timeout", min=0.001, help="Per-query timeout, seconds (default 120)."
+    ),
+    row_cap: int | None = typer.Option(None, "--row-cap", min=1, help="Rows kept per query."),
+    path: Path | None = typer.Option(
+        None, "--path", help="Dataset files to load from on first use instead of the packaged copy."
+    ),
+    as_json: bool = typer.Option(
+        False, "--json", help="Print one machine-readable JSON record instead of the trace."
+    ),
+) -> None:
+    """Turn a question into Cypher, execute it read-only, repair it from the engine's errors."""
+    if not as_json:
+        console.print(f"[bold]Question:[/] {escape(question)}")
+        console.print(f"[dim]graph {graph} · strategy {strategy}@{budget} · model {model}[/]")
+    with nullcontext() if as_json else console.status("Generating and executing Cypher..."):
+        result = api.ask(
+            question,
+            graph=graph,
+            engine_url=engine,
+            strategy=strategy,
+            budget=budget,
+            model=model,
+            model_options=model_options(model, base_url),
+            temperature=temperature,
+            seed=seed,
+            timeout_s=timeout,
+            row_cap=row_cap,
+            data_path=path,
+        )
+    if as_json:
+        typer.echo(result.model_dump_json())
+    else:
+        print_trace(result)
+    if not result.success:
+        raise typer.Exit(2)
+
+
+def print_trace(result: StrategyResult) -> None:
+    """Print every attempt (query, then error or row count) and the final rows."""
+    for attempt in result.attempts:
+        console.print(_attempt_panel(attempt, result.budget))
+    summary = (
+        f"[green]executed[/] after {result.attempts_used} of {result.budget} attempts"
+        if result.success
+        else f"[red]no executable query[/] in {result.budget} attempts; the last one is returned"
+    )
+    console.print(summary)
+    if result.final_result is not None:
+        console.print(result_table(result.final_result))
+
+
+def _attempt_panel(attempt: Attempt, budget: int) -> Panel:
+    query = Syntax(
+        attempt.query or "(no Cypher found in the answer)",
+        "cypher",
+        word_wrap=True,
+        theme="ansi_dark",
+    )
+    if attempt.ok:
+        status = f"[green]✓ {attempt.row_count} rows[/]" + (
+            " [yellow](truncated)[/]" if attempt.truncated else ""
+        )
+        style = "green"
+    else:
+        status = f"[red]✗ {attempt.error_class}[/]: {escape(attempt.error_message or '')}"
+        style = "red"
+    tokens = f"{attempt.prompt_tokens}+{attempt.completion_tokens} tokens, {attempt.model_latency_s:.1f} s"
+    return Panel(
+        Group(query, Text.from_markup(status)),
+        title=f"attempt {attempt.index}/{budget}",
+        subtitle=tokens,
+        border_style=style,
+        title_align="left",
+        subtitle_align="right",
+    )
+
+
+def result_table(result: QueryResult, limit: int = _SHOWN_ROWS) -> Table:
+    """A rich table of the first ``limit`` rows, with a caption for the rest."""
+    table = Table(show_lines=False)
+    for column in result.columns:
+        table.add_column(column, overflow="fold")
+    for row in result.rows[:limit]:
+        table.add_row(*(_cell(value) for value in row))
+    hidden = result.row_count - min(limit, result.row_count)
+    caption = f"{result.row_count} rows" + (f", first {limit} shown" if hidden else "")
+    if result.truncated:
+        caption += " (row cap reached)"
+    table.caption = caption
+    return table
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return "[dim]null[/]"
+    if isinstance(value, dict) and value.get("_kind") == "node":
+        props = ", ".join(f"{k}: {v!r}" for k, v in list(value.get("properties", {}).items())[:4])
+        return escape(f"(:{':'.join(value.get('labels', []))} {{{props}}})")
+    text = str(value)
+    return escape(text if len(text) <= 200 else text[:197] + "...")

@@ -1,0 +1,50 @@
+"""`cypherturn report`: print the main table of scored runs and write tables and figures."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from cypherturn.cli._app import app, console
+from cypherturn.metrics import DEFAULT_RESAMPLES, read_run
+from cypherturn.reports import ReportFormat, build_report, to_rich, write_report
+
+__all__ = ["report_command"]
+
+
+@app.command("report")
+def report_command(
+    run_dirs: Annotated[
+        list[Path],
+        typer.Argument(help="Run directories (each with scores.jsonl and/or attempts.jsonl)."),
+    ],
+    fmt: Annotated[
+        ReportFormat, typer.Option("--format", "-f", help="File format of the written tables.")
+    ] = ReportFormat.MD,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out", "-o", help="Output folder (default: RUN_DIR/report of the first run)."
+        ),
+    ] = None,
+    resamples: Annotated[
+        int, typer.Option("--resamples", min=100, help="Bootstrap resamples.")
+    ] = DEFAULT_RESAMPLES,
+    qer_n: Annotated[
+        int, typer.Option("--qer-n", min=1, help="Scaled budget n of the QER tables.")
+    ] = 5,
+    seed: Annotated[int, typer.Option("--seed", help="Bootstrap seed.")] = 0,
+) -> None:
+    """Report on scored runs: EX, PSJS, SEM, CER, Tok/S per model and protocol, breakdowns, QER, plots."""
+    runs = [read_run(path) for path in run_dirs]
+    with console.status("Computing the report ..."):
+        report = build_report(runs, n_resamples=resamples, qer_n=qer_n, seed=seed)
+    target = out if out is not None else run_dirs[0] / "report"
+    written = write_report(report, target, fmt)
+    for table in report.tables:
+        if table.name in ("main", "qer"):
+            console.print(to_rich(table))
+    plots = len(written) - 1
+    console.print(f"wrote {written[0]}" + (f" and {plots} plot(s)" if plots else ""))

@@ -1,0 +1,206 @@
+"""FalkorDB engine over the Redis protocol, with the official ``falkordb`` client.
+
+Untrusted Cypher runs with ``GRAPH.RO_QUERY`` (the server refuses any write),
+a per-query ``timeout`` in milliseconds (the server aborts the query and keeps
+serving), and a row cap applied before the rows are decoded, so a huge result
+costs the transfer but not the decoding.
+
+Commands carry the client's cached schema ``version``: FalkorDB replies
+``version mismatch`` when labels, types or property keys changed since (another
+client reloaded the graph), the cache is refreshed and the query re-sent. The
+``falkordb`` client's own ``query()`` skips this check, and a stale cache would
+silently print the wrong label and property names.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+import redis
+from falkordb import FalkorDB, Graph
+from falkordb.helpers import stringify_param_value
+from falkordb.query_result import parse_scalar
+
+from cypherturn.errors import DatasetError, EngineConnectionError, QueryError
+from cypherturn.graph._base import EngineBase
+from cypherturn.graph._engine import DEFAULT_ROW_CAP, DEFAULT_TIMEOUT_S
+from cypherturn.graph._errors import falkordb_error
+from cypherturn.graph._result import QueryResult
+from cypherturn.graph._values import to_plain
+
+__all__ = ["FalkorDBEngine"]
+
+log = logging.getLogger(__name__)
+
+_MISSING_GRAPH = "Invalid graph operation on empty key"
+_VERSION_MISMATCH = "version mismatch"
+_ALREADY_INDEXED = "already indexed"
+
+
+def _params_header(params: dict[str, Any]) -> str:
+    # FalkorDB takes parameters as a "CYPHER k=v ..." prefix; the client's own
+    # stringify_param_value writes each value.
+    if not params:
+        return ""
+    return "CYPHER " + " ".join(f"{k}={stringify_param_value(v)}" for k, v in params.items()) + " "
+
+
+class FalkorDBEngine(EngineBase):
+    """A connection to one named graph on a FalkorDB server.
+
+    Build it with :func:`~cypherturn.graph.open_engine` (embedded server or
+    ``falkordb://`` / ``redis://`` URL) rather than directly.
+
+    Args:
+        client: a connected ``falkordb.FalkorDB`` client.
+        graph: the graph key.
+        spec: the string that reopens this engine (no password).
+        timeout_s: default timeout of ``execute``, seconds.
+        row_cap: default row cap of ``execute``.
+        where: human-readable server address for error messages.
+    """
+
+    id_function = "id"
+    naive_datetimes = True
+
+    def __init__(
+        self,
+        client: FalkorDB,
+        graph: str,
+        *,
+        spec: str,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+        row_cap: int = DEFAULT_ROW_CAP,
+        where: str = "",
+    ) -> None:
+        super().__init__(graph, spec, timeout_s=timeout_s, row_cap=row_cap)
+        self._client = client
+        self._graph: Graph = client.select_graph(graph)
+        self._where = where or spec
+
+    @property
+    def client(self) -> FalkorDB:
+        """The underlying ``falkordb.FalkorDB`` client (for benchmarks and tools)."""
+        return self._client
+
+    # ------------------------------------------------------------------ engine calls
+
+    def _command(
+        self, command: str, query: str, params: dict[str, Any], timeout_ms: int | None
+    ) -> list[Any]:
+        """Send one GRAPH command with the schema version; refresh and resend on mismatch."""
+        text = _params_header(params) + query
+        for _attempt in range(3):
+            args: list[Any] = [
+                command,
+                self.graph,
+                text,
+                "--compact",
+                "version",
+                self._graph.schema.version,
+            ]
+            if timeout_ms is not None:
+                args += ["timeout", timeout_ms]
+            try:
+                response = self._client.execute_command(*args)
+            except redis.ResponseError as e:
+                raise self._error(str(e), query) from e
+            except (redis.ConnectionError, redis.TimeoutError) as e:
+                raise EngineConnectionError(f"FalkorDB at {self._where} is unreachable: {e}") from e
+            if response and isinstance(response[0], redis.ResponseError):
+                if str(response[0]) == _VERSION_MISMATCH:
+                    self._graph.schema.refresh(int(response[1]))
+                    continue
+                raise self._error(str(response[0]), query)
+            if response and isinstance(response[-1], redis.ResponseError):
+                raise self._error(str(response[-1]), query)
+            return list(response)
+        raise QueryError(f"graph schema of {self.graph!r} kept changing during the query", query)
+
+    def _error(self, message: str, query: str) -> Exception:
+        if message == _MISSING_GRAPH:
+            return DatasetError(f"graph {self.graph!r} does not exist on {self._where}")
+        return falkordb_error(message, query)
+
+    def _decode(
+        self, response: list[Any], row_cap: int | None
+    ) -> tuple[list[str], list[list[Any]], bool]:
+        if len(response) < 3:
+            return [], [], False
+        columns = [str(column[1]) for column in response[0]]
+        raw_rows = response[1]
+        truncated = row_cap is not None and len(raw_rows) > row_cap
+        if truncated:
+            raw_rows = raw_rows[:row_cap]
+        graph = self._graph
+        rows = [[parse_scalar(cell, graph) for cell in row] for row in raw_rows]
+        return columns, rows, truncated
+
+    def _run_read_only(
+        self, query: str, params: dict[str, Any], timeout_s: float, row_cap: int
+    ) -> QueryResult:
+        started = time.perf_counter()
+        response = self._command("GRAPH.RO_QUERY", query, params, max(1, round(timeout_s * 1000)))
+        columns, rows, truncated = self._decode(response, row_cap)
+        return QueryResult.model_construct(
+            columns=columns,
+            rows=[[to_plain(value, True) for value in row] for row in rows],
+            truncated=truncated,
+            elapsed_ms=(time.perf_counter() - started) * 1000.0,
+        )
+
+    def _run_trusted(
+        self, query: str, params: dict[str, Any], *, write: bool
+    ) -> tuple[list[str], list[list[Any]]]:
+        command = "GRAPH.QUERY" if write else "GRAPH.RO_QUERY"
+        columns, rows, _ = self._decode(self._command(command, query, params, None), None)
+        return columns, rows
+
+    def _graph_exists(self) -> bool:
+        try:
+            return self.graph in self._client.list_graphs()
+        except (redis.ConnectionError, redis.TimeoutError) as e:
+            raise EngineConnectionError(f"FalkorDB at {self._where} is unreachable: {e}") from e
+
+    def _index_statement(self, label: str, key: str) -> str:
+        return f"CREATE INDEX FOR (n:{label}) ON (n.{key})"
+
+    def _write_rows(self, query: str, params: dict[str, Any]) -> list[list[Any]]:
+        try:
+            return super()._write_rows(query, params)
+        except QueryError as e:
+            # A graph emptied by hand keeps its indexes; re-creating one is harmless.
+            if _ALREADY_INDEXED in e.engine_message and query.startswith("CREATE INDEX"):
+                log.debug("index exists already: %s", query)
+                return []
+            raise
+
+    def drop(self) -> None:
+        """Delete the whole graph key (no error when it does not exist).
+
+        Raises:
+            EngineConnectionError: the server is unreachable.
+        """
+        try:
+            self._client.execute_command("GRAPH.DELETE", self.graph)
+        except redis.ResponseError as e:
+            if _MISSING_GRAPH not in str(e):
+                raise falkordb_error(str(e), f"GRAPH.DELETE {self.graph}") from e
+        except (redis.ConnectionError, redis.TimeoutError) as e:
+            raise EngineConnectionError(f"FalkorDB at {self._where} is unreachable: {e}") from e
+        self._graph.schema.clear()
+
+    def ensure_graph(self) -> None:
+        """Create the graph key if missing, so read queries work on an empty graph.
+
+        Raises:
+            EngineConnectionError: the server is unreachable.
+        """
+        if not self._graph_exists():
+            self._command("GRAPH.QUERY", "RETURN 1", {}, None)
+
+    def close(self) -> None:
+        """Close the client's connections (an embedded server keeps running)."""
+        self._client.close()

@@ -1,0 +1,299 @@
+"""Turn scores to session and system figures: SEM, CER, cost, action usage, breakdowns.
+
+A *system* is what a row of the CypherTurn main table compares: one model under
+one protocol at one budget multiplier (Table 2, Table 18). Only valid turns
+(gold executed) enter any figure.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from statistics import fmean
+
+from pydantic import BaseModel, Field
+
+from cypherturn.metrics._records import Action, ProtocolName, SessionScore, TurnScore
+
+__all__ = [
+    "BREAKDOWN_DIMENSIONS",
+    "BreakdownCell",
+    "SystemKey",
+    "SystemSummary",
+    "breakdown",
+    "cer",
+    "cer_by_position",
+    "ex_by_position",
+    "group_by_system",
+    "session_scores",
+    "summarize",
+]
+
+SystemKey = tuple[str, str, int]
+"""``(model, protocol, budget multiplier)``."""
+
+BREAKDOWN_DIMENSIONS: dict[str, Callable[[TurnScore], str]] = {
+    "graph": lambda s: s.record.graph,
+    "phenomenon": lambda s: s.record.phenomenon,
+    "chain_mode": lambda s: s.record.chain_mode,
+    "persona": lambda s: s.record.persona,
+    "turn": lambda s: f"T{s.record.turn}",
+    "protocol": lambda s: s.record.protocol.value,
+    "budget": lambda s: f"x{s.record.budget_multiplier}",
+}
+"""The breakdown dimensions of CypherTurn appendix E, by name."""
+
+_NON_SUBMIT = (Action.EXECUTE_CYPHER, Action.INSPECT_SCHEMA, Action.SEARCH_VALUES, Action.ASK_USER)
+
+
+def _valid(scores: Iterable[TurnScore]) -> list[TurnScore]:
+    return [s for s in scores if s.valid]
+
+
+def group_by_system(scores: Iterable[TurnScore]) -> dict[SystemKey, list[TurnScore]]:
+    """Valid turn scores grouped by ``(model, protocol, budget)``, keys sorted."""
+    groups: dict[SystemKey, list[TurnScore]] = defaultdict(list)
+    for score in _valid(scores):
+        groups[score.record.system].append(score)
+    return dict(sorted(groups.items()))
+
+
+def _by_session(
+    scores: Iterable[TurnScore],
+) -> dict[tuple[str, str, str, int, str], list[TurnScore]]:
+    sessions: dict[tuple[str, str, str, int, str], list[TurnScore]] = defaultdict(list)
+    for score in scores:
+        sessions[score.record.session_key].append(score)
+    for turns in sessions.values():
+        turns.sort(key=lambda s: s.record.turn)
+    return sessions
+
+
+def session_scores(scores: Iterable[TurnScore]) -> list[SessionScore]:
+    """Aggregate valid turns per session as played.
+
+    Args:
+        scores: turn scores of any number of runs and systems.
+
+    Returns:
+        One :class:`SessionScore` per session key, sorted by key.
+    """
+    out = []
+    for key, turns in sorted(_by_session(_valid(scores)).items()):
+        first = turns[0].record
+        exhausted = any(
+            t.record.cliff
+            or (t.record.budget_remaining is not None and t.record.budget_remaining == 0)
+            for t in turns
+        )
+        out.append(
+            SessionScore(
+                run_id=key[0],
+                model=first.model,
+                protocol=first.protocol,
+                budget_multiplier=first.budget_multiplier,
+                session_id=first.session_id,
+                graph=first.graph,
+                persona=first.persona,
+                turns=len(turns),
+                ex=fmean(t.ex for t in turns),
+                sem=int(all(t.ex == 1 for t in turns)),
+                cliff_turns=sum(t.record.cliff for t in turns),
+                budget_exhausted=exhausted,
+                output_tokens=sum(t.record.output_tokens for t in turns),
+                prompt_tokens=sum(t.record.prompt_tokens for t in turns),
+                latency_s=sum(t.record.latency_s for t in turns),
+            )
+        )
+    return out
+
+
+def _cer_counts(scores: Iterable[TurnScore]) -> dict[int, tuple[int, int]]:
+    """Per turn position: (turns failing after a failed dependency, turns after a failed dependency)."""
+    counts: dict[int, list[int]] = defaultdict(lambda: [0, 0])
+    for turns in _by_session(_valid(scores)).values():
+        by_turn = {t.record.turn: t for t in turns}
+        for t in turns:
+            dep = t.record.depends_on
+            if dep is None or dep not in by_turn or by_turn[dep].ex != 0:
+                continue
+            cell = counts[t.record.turn]
+            cell[1] += 1
+            cell[0] += int(t.ex == 0)
+    return {pos: (c[0], c[1]) for pos, c in counts.items()}
+
+
+def cer(scores: Iterable[TurnScore]) -> float | None:
+    """Cascade error rate P(EX_t = 0 | EX_dep(t) = 0) over chain-dependent turns.
+
+    The conditioning turn is the one the turn depends on (``depends_on``), which
+    is t-1 for the chained turns of CypherTurn (§5.2, Figure 8).
+
+    Args:
+        scores: turn scores (usually of one system).
+
+    Returns:
+        The rate, or ``None`` when no chain-dependent turn follows a failed one.
+    """
+    counts = _cer_counts(scores)
+    failed = sum(c[0] for c in counts.values())
+    total = sum(c[1] for c in counts.values())
+    return failed / total if total else None
+
+
+def cer_by_position(scores: Iterable[TurnScore]) -> dict[int, float | None]:
+    """CER per turn position t (T2..T10), as in CypherTurn Figure 8.
+
+    Returns:
+        position -> rate (``None`` where no turn at that position follows a failure).
+    """
+    return {pos: (f / n if n else None) for pos, (f, n) in sorted(_cer_counts(scores).items())}
+
+
+def ex_by_position(scores: Iterable[TurnScore]) -> dict[int, float]:
+    """Mean strict EX per turn position (CypherTurn Figure 6)."""
+    groups: dict[int, list[int]] = defaultdict(list)
+    for s in _valid(scores):
+        groups[s.record.turn].append(s.ex)
+    return {pos: fmean(v) for pos, v in sorted(groups.items())}
+
+
+class BreakdownCell(BaseModel):
+    """Mean EX (and relaxed EX, PSJS) of one system on one value of a dimension."""
+
+    n: int
+    ex: float
+    ex_relaxed: float
+    psjs: float | None
+
+
+def breakdown(
+    scores: Iterable[TurnScore], dimension: str
+) -> dict[SystemKey, dict[str, BreakdownCell]]:
+    """EX by one breakdown dimension, per system (CypherTurn appendix E, Tables 10-17).
+
+    Args:
+        scores: turn scores.
+        dimension: one of :data:`BREAKDOWN_DIMENSIONS`.
+
+    Returns:
+        system -> dimension value -> cell, values sorted.
+
+    Raises:
+        KeyError: unknown dimension.
+    """
+    key_of = BREAKDOWN_DIMENSIONS[dimension]
+    out: dict[SystemKey, dict[str, BreakdownCell]] = {}
+    for system, turns in group_by_system(scores).items():
+        cells: dict[str, list[TurnScore]] = defaultdict(list)
+        for t in turns:
+            cells[key_of(t)].append(t)
+        out[system] = {
+            value: _cell(group)
+            for value, group in sorted(cells.items(), key=lambda kv: _natural(kv[0]))
+        }
+    return out
+
+
+def _natural(value: str) -> tuple[str, int]:
+    digits = "".join(ch for ch in value if ch.isdigit())
+    return (value.rstrip("0123456789"), int(digits) if digits else -1)
+
+
+def _cell(turns: Sequence[TurnScore]) -> BreakdownCell:
+    psjs = [t.psjs for t in turns if t.psjs is not None]
+    return BreakdownCell(
+        n=len(turns),
+        ex=fmean(t.ex for t in turns),
+        ex_relaxed=fmean(t.ex_relaxed for t in turns),
+        psjs=fmean(psjs) if psjs else None,
+    )
+
+
+class SystemSummary(BaseModel):
+    """One row of the main table, with the cost and cliff figures (CypherTurn Tables 2, 18, 19, 25).
+
+    Attributes:
+        model / protocol / budget_multiplier: the system.
+        sessions / turns: counts of valid sessions and turns.
+        ex / ex_relaxed: mean strict and relaxed EX over turns.
+        psjs: mean PSJS over turns where it could be computed.
+        psjs_coverage: fraction of turns with a PSJS value.
+        sem: fraction of sessions with every turn EX = 1.
+        cer: cascade error rate over chain-dependent turns.
+        tok_per_session: mean clean output tokens per session (Tok/S).
+        prompt_tokens_per_session: mean prompt tokens per session.
+        latency_s_per_turn: mean turn latency, seconds.
+        qer: fraction of the turns' executed queries that failed (RAS eq. 4).
+        executions_per_prediction: engine calls per predicted query when scoring.
+        exhaustion_rate: fraction of sessions whose shared budget reached zero.
+        ex_excl_cliff: mean EX over turns not auto-scored by the cliff.
+        action_fractions: share of each non-SUBMIT action among non-SUBMIT actions.
+    """
+
+    model: str
+    protocol: ProtocolName
+    budget_multiplier: int
+    sessions: int
+    turns: int
+    ex: float
+    ex_relaxed: float
+    psjs: float | None
+    psjs_coverage: float
+    sem: float
+    cer: float | None
+    tok_per_session: float
+    prompt_tokens_per_session: float
+    latency_s_per_turn: float
+    qer: float | None
+    executions_per_prediction: float | None
+    exhaustion_rate: float
+    ex_excl_cliff: float | None
+    action_fractions: dict[str, float] = Field(default_factory=dict)
+
+
+def _summary(system: SystemKey, turns: list[TurnScore]) -> SystemSummary:
+    sessions = session_scores(turns)
+    psjs = [t.psjs for t in turns if t.psjs is not None]
+    attempts = [a for t in turns for a in t.record.query_attempts]
+    predicted = [t for t in turns if t.executions > 0]
+    not_cliff = [t.ex for t in turns if not t.record.cliff]
+    action_totals = {a: sum(t.record.actions.get(a, 0) for t in turns) for a in _NON_SUBMIT}
+    total_actions = sum(action_totals.values())
+    return SystemSummary(
+        model=system[0],
+        protocol=ProtocolName(system[1]),
+        budget_multiplier=system[2],
+        sessions=len(sessions),
+        turns=len(turns),
+        ex=fmean(t.ex for t in turns),
+        ex_relaxed=fmean(t.ex_relaxed for t in turns),
+        psjs=fmean(psjs) if psjs else None,
+        psjs_coverage=len(psjs) / len(turns),
+        sem=fmean(s.sem for s in sessions),
+        cer=cer(turns),
+        tok_per_session=fmean(s.output_tokens for s in sessions),
+        prompt_tokens_per_session=fmean(s.prompt_tokens for s in sessions),
+        latency_s_per_turn=fmean(t.record.latency_s for t in turns),
+        qer=sum(not a.ok for a in attempts) / len(attempts) if attempts else None,
+        executions_per_prediction=(
+            sum(t.executions for t in predicted) / len(predicted) if predicted else None
+        ),
+        exhaustion_rate=fmean(s.budget_exhausted for s in sessions),
+        ex_excl_cliff=fmean(not_cliff) if not_cliff else None,
+        action_fractions=(
+            {a.value: n / total_actions for a, n in action_totals.items()} if total_actions else {}
+        ),
+    )
+
+
+def summarize(scores: Iterable[TurnScore]) -> list[SystemSummary]:
+    """One :class:`SystemSummary` per system, sorted by model, protocol, budget.
+
+    Args:
+        scores: turn scores of any number of systems.
+
+    Returns:
+        The summaries (systems with no valid turn are left out).
+    """
+    return [_summary(system, turns) for system, turns in group_by_system(scores).items()]

@@ -1,0 +1,471 @@
+"""The scorer's input and output records, versioned pydantic models.
+
+Input, written by a benchmark runner (one JSON object per line):
+
+* :class:`TurnRecord` — one turn of one session as a model played it
+  (CypherTurn §3.1-3.2): identity, annotation, gold and predicted Cypher, the
+  budget cliff, action counts, tokens, latency and the queries it executed.
+* :class:`QerEpisode` — one question answered by one inference strategy in one
+  independent run (RAS §4.7): the per-attempt outcomes QER and QER@k need.
+
+Output, written by :func:`cypherturn.metrics.score_run`:
+
+* :class:`TurnScore` — a :class:`TurnRecord` with its EX, relaxed EX and PSJS.
+* :class:`SessionScore` — per-session aggregates (SEM, cliff, cost).
+* :class:`RunManifest` — ``run.json``: what was scored, with which settings,
+  how many engine executions it took.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Final, Literal, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from cypherturn.errors import ErrorClass
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "Action",
+    "ExecutionStats",
+    "PredictionStatus",
+    "ProtocolName",
+    "PsjsStatus",
+    "QerEpisode",
+    "QueryAttempt",
+    "RunManifest",
+    "ScoringSettings",
+    "SessionScore",
+    "StrategyAttemptLike",
+    "StrategyResultLike",
+    "TurnRecord",
+    "TurnScore",
+    "episode_from_strategy_result",
+]
+
+SCHEMA_VERSION: Final = 1
+"""Layout version of every record in this module."""
+
+
+class ProtocolName(StrEnum):
+    """The two CypherTurn evaluation protocols (§3.1)."""
+
+    GUIDED = "guided"
+    AGENTIC = "agentic"
+
+
+class Action(StrEnum):
+    """The five CypherTurn actions (§3.1, appendix D.5, Table 9)."""
+
+    EXECUTE_CYPHER = "execute_cypher"
+    INSPECT_SCHEMA = "inspect_schema"
+    SEARCH_VALUES = "search_values"
+    ASK_USER = "ask_user"
+    SUBMIT_ANSWER = "submit_answer"
+
+
+class QueryAttempt(BaseModel):
+    """One generated query that was executed (an EXECUTE_CYPHER action, or one IS/RAS attempt).
+
+    Field names match :class:`cypherturn.strategies.Attempt`, so an attempt's
+    ``model_dump()`` validates as a :class:`QueryAttempt` (extra fields ignored).
+
+    Attributes:
+        index: 1-based position among the attempts of its turn or question.
+        outcome: ``"ok"`` when the engine executed it, ``"error"`` when it failed
+            (the QEE indicator of RAS eq. 3).
+        error_class: the failure class when it failed.
+        prompt_tokens: prompt tokens of the generation that produced it.
+        completion_tokens: tokens generated for it.
+        model_latency_s: wall time of the model call, seconds.
+        execution_latency_s: wall time of the engine call, seconds.
+    """
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    index: int = Field(ge=1)
+    outcome: Literal["ok", "error"]
+    error_class: ErrorClass | None = None
+    prompt_tokens: int = Field(default=0, ge=0)
+    completion_tokens: int = Field(default=0, ge=0)
+    model_latency_s: float = Field(default=0.0, ge=0.0)
+    execution_latency_s: float = Field(default=0.0, ge=0.0)
+
+    @property
+    def ok(self) -> bool:
+        """True when the query executed."""
+        return self.outcome == "ok"
+
+
+class TurnRecord(BaseModel):
+    """One turn of one session, as played by one model under one protocol (scorer input).
+
+    Attributes:
+        schema_version: layout version (1).
+        run_id: identifier of the benchmark run the turn belongs to.
+        model: the model's name or spec string.
+        protocol: ``guided`` or ``agentic`` (CypherTurn §3.1).
+        budget_multiplier: m of the agentic budget ``B = T x m`` (3, 5 or 10); the
+            guided protocol's fixed 3 actions per turn is recorded as 3.
+        session_id: the session's identifier, unique within the benchmark.
+        turn: 1-based turn position t (T1..T10).
+        graph: the graph (world) name the session runs on.
+        phenomenon: the turn's conversational phenomenon (§2.2, e.g. ``PIVOT``).
+        chain_mode: the turn's chain mode (§2.3, e.g. ``expand``, ``none``).
+        persona: the session persona (§2.4).
+        depends_on: the turn whose result this turn builds on, or ``None`` for a
+            chain-independent turn (T1 and topic shifts). CER conditions on it.
+        gold_cypher: the gold query.
+        predicted_cypher: the submitted query; ``None`` when nothing was submitted
+            (no SUBMIT_ANSWER and no EXECUTE_CYPHER, or the budget cliff).
+        cliff: the turn was auto-scored 0 because the shared budget ran out
+            before it (appendix D.5, "hard cliff").
+        budget_remaining: the shared budget left after the turn (agentic), when known.
+        actions: how many times each action was taken in the turn (SUBMIT included).
+        output_tokens: clean output tokens generated in the turn, reasoning excluded.
+        reasoning_tokens: reasoning (``<think>``) tokens, reported separately.
+        prompt_tokens: prompt tokens over the turn's model calls.
+        latency_s: wall time of the turn, seconds.
+        query_attempts: every EXECUTE_CYPHER query of the turn with its outcome (QER).
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    schema_version: Literal[1] = SCHEMA_VERSION
+    run_id: str = Field(min_length=1)
+    model: str = Field(min_length=1)
+    protocol: ProtocolName
+    budget_multiplier: int = Field(default=3, ge=1)
+    session_id: str = Field(min_length=1)
+    turn: int = Field(ge=1)
+    graph: str = Field(min_length=1)
+    phenomenon: str = ""
+    chain_mode: str = ""
+    persona: str = ""
+    depends_on: int | None = Field(default=None, ge=1)
+    gold_cypher: str = Field(min_length=1)
+    predicted_cypher: str | None
+    cliff: bool = False
+    budget_remaining: int | None = Field(default=None, ge=0)
+    actions: dict[Action, int] = Field(default_factory=dict)
+    output_tokens: int = Field(default=0, ge=0)
+    reasoning_tokens: int = Field(default=0, ge=0)
+    prompt_tokens: int = Field(default=0, ge=0)
+    latency_s: float = Field(default=0.0, ge=0.0)
+    query_attempts: list[QueryAttempt] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _check(self) -> TurnRecord:
+        if self.depends_on is not None and self.depends_on >= self.turn:
+            raise ValueError(
+                f"depends_on={self.depends_on} must be an earlier turn than {self.turn}"
+            )
+        if self.cliff and self.predicted_cypher is not None:
+            raise ValueError("a cliff turn has no predicted query")
+        if any(count < 0 for count in self.actions.values()):
+            raise ValueError("action counts must be >= 0")
+        return self
+
+    @property
+    def chain_dependent(self) -> bool:
+        """True when the turn builds on an earlier turn's result."""
+        return self.depends_on is not None
+
+    @property
+    def system(self) -> tuple[str, str, int]:
+        """The compared configuration: ``(model, protocol, budget multiplier)``."""
+        return (self.model, self.protocol.value, self.budget_multiplier)
+
+    @property
+    def session_key(self) -> tuple[str, str, str, int, str]:
+        """Identifies the session as played: run, model, protocol, budget, session id."""
+        return (
+            self.run_id,
+            self.model,
+            self.protocol.value,
+            self.budget_multiplier,
+            self.session_id,
+        )
+
+
+class PredictionStatus(StrEnum):
+    """What happened to the predicted query."""
+
+    OK = "ok"
+    NO_PREDICTION = "no_prediction"
+    FAILED = "failed"
+
+
+class PsjsStatus(StrEnum):
+    """How PSJS was obtained for a turn (docs/design/psjs-rewrite.md).
+
+    ``ok``, ``no_prediction`` and ``prediction_failed`` give a number (the last
+    two give 0.0); the ``*_unsupported`` and ``*_rewrite_failed`` statuses give
+    ``None`` and the turn is left out of the PSJS mean and counted apart.
+    """
+
+    OK = "ok"
+    NO_PREDICTION = "no_prediction"
+    PREDICTION_FAILED = "prediction_failed"
+    GOLD_UNSUPPORTED = "gold_unsupported"
+    PREDICTION_UNSUPPORTED = "prediction_unsupported"
+
+
+class TurnScore(BaseModel):
+    """A scored turn (one line of ``scores.jsonl``).
+
+    Attributes:
+        schema_version: layout version (1).
+        record: the input :class:`TurnRecord`, unchanged.
+        valid: the gold query executed; invalid turns are left out of every metric.
+        gold_error: the engine's message when the gold query failed.
+        ex: strict execution accuracy, 1 iff results are equal, column names and
+            order included (docs/design/ex-equivalence.md).
+        ex_relaxed: 1 iff results are equal up to column names and column order.
+        psjs: provenance subgraph Jaccard similarity in [0, 1], or ``None`` when
+            one side could not be rewritten (see ``psjs_status``).
+        psjs_status: how PSJS was obtained.
+        psjs_note: why PSJS is missing, when it is.
+        prediction_status: ``ok``, ``no_prediction`` or ``failed``.
+        prediction_error_class: the failure class of the predicted query.
+        prediction_error: the engine's message for the predicted query.
+        ordered: the gold result was compared in order (its RETURN has ORDER BY).
+        truncated: a row cap cut the gold or the predicted result.
+        gold_rows: rows in the gold result.
+        predicted_rows: rows in the predicted result (0 when it did not run).
+        executions: engine executions spent on the predicted query (0, 1 or 2).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    schema_version: Literal[1] = SCHEMA_VERSION
+    record: TurnRecord
+    valid: bool = True
+    gold_error: str | None = None
+    ex: int = Field(ge=0, le=1)
+    ex_relaxed: int = Field(ge=0, le=1)
+    psjs: float | None = Field(default=None, ge=0.0, le=1.0)
+    psjs_status: PsjsStatus
+    psjs_note: str | None = None
+    prediction_status: PredictionStatus
+    prediction_error_class: ErrorClass | None = None
+    prediction_error: str | None = None
+    ordered: bool = False
+    truncated: bool = False
+    gold_rows: int = 0
+    predicted_rows: int = 0
+    executions: int = Field(default=0, ge=0)
+
+
+class SessionScore(BaseModel):
+    """Aggregates of one session as played (SEM, cliff, cost).
+
+    Attributes:
+        run_id / model / protocol / budget_multiplier / session_id / graph / persona:
+            identity, as in :class:`TurnRecord`.
+        turns: valid turns scored.
+        ex: mean strict EX over the turns.
+        sem: session exact match, 1 iff every turn has EX = 1 (CypherTurn §3.2).
+        cliff_turns: turns auto-scored 0 by the budget cliff.
+        budget_exhausted: the shared budget reached zero during the session
+            (a cliff turn, or ``budget_remaining == 0`` after some turn).
+        output_tokens: clean output tokens over the session (the Tok/S numerator).
+        prompt_tokens: prompt tokens over the session.
+        latency_s: summed turn latency, seconds.
+    """
+
+    run_id: str
+    model: str
+    protocol: ProtocolName
+    budget_multiplier: int
+    session_id: str
+    graph: str
+    persona: str
+    turns: int
+    ex: float
+    sem: int
+    cliff_turns: int
+    budget_exhausted: bool
+    output_tokens: int
+    prompt_tokens: int
+    latency_s: float
+
+
+class ExecutionStats(BaseModel):
+    """Engine work spent by one scoring pass (issue 4, item 11).
+
+    Attributes:
+        predicted_queries: predicted queries that were sent to the engine.
+        executions: engine calls for them, fallbacks included.
+        fallback_executions: re-runs of an original query after its provenance
+            rewrite failed in a way the rewrite may have caused.
+        gold_queries: distinct (graph, gold query) pairs scored.
+        gold_executions: engine calls for gold queries (cache misses only).
+        gold_cache_hits: gold look-ups answered from the cache.
+        seconds: wall time of the scoring pass.
+    """
+
+    predicted_queries: int = 0
+    executions: int = 0
+    fallback_executions: int = 0
+    gold_queries: int = 0
+    gold_executions: int = 0
+    gold_cache_hits: int = 0
+    seconds: float = 0.0
+
+    @property
+    def executions_per_prediction(self) -> float:
+        """Engine calls per predicted query (the issue's goal: at most 1.05)."""
+        return self.executions / self.predicted_queries if self.predicted_queries else 0.0
+
+
+class ScoringSettings(BaseModel):
+    """The equivalence and execution settings a run was scored with.
+
+    Attributes:
+        rel_tol: relative float tolerance of EX.
+        abs_tol: absolute float tolerance of EX (for values near zero).
+        timeout_s: per-query timeout, seconds (``None``: the engine's default).
+        row_cap: rows kept per query (``None``: the engine's default).
+        max_permutations: cap on column assignments checked by relaxed EX.
+        workers: scoring threads.
+        check_gold_rewrite: each gold query was also run unrewritten and compared.
+        verify_failed_rewrites: every failed rewrite was re-run unrewritten.
+    """
+
+    rel_tol: float = Field(default=1e-6, gt=0.0)
+    abs_tol: float = Field(default=1e-12, ge=0.0)
+    timeout_s: float | None = Field(default=None, gt=0.0)
+    row_cap: int | None = Field(default=None, ge=1)
+    max_permutations: int = Field(default=40_320, ge=1)
+    workers: int = Field(default=2, ge=1)
+    check_gold_rewrite: bool = True
+    verify_failed_rewrites: bool = False
+
+
+class RunManifest(BaseModel):
+    """``run.json``: what a run directory holds and how it was scored.
+
+    Attributes:
+        schema_version: layout version (1).
+        run_id: the run's identifier(s), joined by ``+`` when several were scored together.
+        created_at: when the scores were written (UTC).
+        description: free text.
+        turns / sessions: counts scored.
+        models / protocols / graphs: what the scores cover.
+        settings: the :class:`ScoringSettings` used.
+        executions: the :class:`ExecutionStats` of the scoring pass.
+        files: role -> file name inside the directory (``scores``, ``records``, ``attempts``).
+    """
+
+    schema_version: Literal[1] = SCHEMA_VERSION
+    run_id: str
+    created_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
+    description: str = ""
+    turns: int = 0
+    sessions: int = 0
+    models: list[str] = Field(default_factory=list)
+    protocols: list[str] = Field(default_factory=list)
+    graphs: list[str] = Field(default_factory=list)
+    settings: ScoringSettings = Field(default_factory=ScoringSettings)
+    executions: ExecutionStats = Field(default_factory=ExecutionStats)
+    files: dict[str, str] = Field(default_factory=dict)
+
+
+class QerEpisode(BaseModel):
+    """One question answered by one strategy in one independent run (QER input; RAS §4.7).
+
+    Attributes:
+        schema_version: layout version (1).
+        strategy: ``single``, ``is`` or ``ras`` (RAS §3.4).
+        dataset: the graph or dataset (``healthcare``, ``fraud``, ``pole``).
+        tier: the question's complexity tier (``easy``, ``medium``, ``hard``).
+        model: the model's name or spec string.
+        run_index: which of the independent runs (0-based).
+        question_id: the question's identifier, stable across runs.
+        budget: the budget n the strategy was allowed.
+        attempts: the attempts made, in order; the strategies stop at the first
+            success, so only the last one can be ``ok``.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    schema_version: Literal[1] = SCHEMA_VERSION
+    strategy: str = Field(min_length=1)
+    dataset: str = Field(min_length=1)
+    tier: str = ""
+    model: str = Field(min_length=1)
+    run_index: int = Field(default=0, ge=0)
+    question_id: str = Field(min_length=1)
+    budget: int = Field(ge=1)
+    attempts: list[QueryAttempt] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _check(self) -> QerEpisode:
+        if len(self.attempts) > self.budget:
+            raise ValueError(f"{len(self.attempts)} attempts exceed the budget {self.budget}")
+        if [a.index for a in self.attempts] != list(range(1, len(self.attempts) + 1)):
+            raise ValueError("attempt indexes must be 1, 2, ... in order")
+        return self
+
+    def failed_by(self, k: int) -> bool:
+        """QEE of the query the strategy would return with budget ``k``: no success in attempts 1..k."""
+        return not any(a.ok for a in self.attempts[:k])
+
+
+class StrategyAttemptLike(Protocol):
+    """What :func:`episode_from_strategy_result` reads from one attempt (cf. ``strategies.Attempt``)."""
+
+    def model_dump(self) -> dict[str, object]:
+        """The attempt as a dict."""
+        ...
+
+
+class StrategyResultLike(Protocol):
+    """What :func:`episode_from_strategy_result` reads (cf. ``strategies.StrategyResult``)."""
+
+    strategy: str
+    budget: int
+    model: str
+
+    @property
+    def attempts(self) -> list[StrategyAttemptLike]:
+        """Every attempt, in order."""
+        ...
+
+
+def episode_from_strategy_result(
+    result: StrategyResultLike,
+    *,
+    dataset: str,
+    question_id: str,
+    tier: str = "",
+    run_index: int = 0,
+) -> QerEpisode:
+    """Turn a strategy's per-question result into the QER input record.
+
+    Args:
+        result: a ``cypherturn.strategies.StrategyResult`` (or anything shaped alike).
+        dataset: the dataset the question is about.
+        question_id: the question's stable identifier.
+        tier: its complexity tier.
+        run_index: which independent run produced it.
+
+    Returns:
+        The :class:`QerEpisode`.
+
+    Raises:
+        pydantic.ValidationError: the attempts are malformed.
+    """
+    return QerEpisode(
+        strategy=result.strategy,
+        dataset=dataset,
+        tier=tier,
+        model=result.model,
+        run_index=run_index,
+        question_id=question_id,
+        budget=result.budget,
+        attempts=[QueryAttempt.model_validate(a.model_dump()) for a in result.attempts],
+    )

@@ -1,0 +1,437 @@
+"""Score turn records: EX, relaxed EX and PSJS, gold results cached, sessions in parallel.
+
+Work per turn (issue 4, item 11): the gold query's result and provenance come
+from a :class:`GoldCache` keyed by (graph, gold query) and computed once; the
+predicted query is executed once, its provenance rewrite giving EX and PSJS
+together (:func:`execute_with_provenance`). Sessions are scored on a thread pool;
+engine clients are shared across threads, so the engine must be thread-safe
+(the FalkorDB and Neo4j clients are: both hand each call a pooled connection).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from cypherturn.cypher import OutputOrder
+from cypherturn.errors import DatasetError
+from cypherturn.graph import GraphEngine, QueryResult
+from cypherturn.metrics._equivalence import (
+    DEFAULT_TOLERANCE,
+    Tolerance,
+    columns_permutation,
+    rows_equal,
+)
+from cypherturn.metrics._execute import ExecutedQuery, execute_with_provenance
+from cypherturn.metrics._records import (
+    ExecutionStats,
+    PredictionStatus,
+    PsjsStatus,
+    ScoringSettings,
+    TurnRecord,
+    TurnScore,
+)
+
+__all__ = ["GoldCache", "GoldEntry", "Scorer", "ex_scores", "jaccard"]
+
+logger = logging.getLogger(__name__)
+
+EngineSource = Mapping[str, GraphEngine] | Callable[[str], GraphEngine]
+"""Where the scorer gets the engine of a graph: a mapping or a factory by graph name."""
+
+
+def jaccard(a: frozenset[int], b: frozenset[int]) -> float:
+    """Jaccard similarity ``len(a & b) / len(a | b)``, defined as 1.0 for two empty sets.
+
+    Args:
+        a: one id set.
+        b: the other.
+
+    Returns:
+        A value in [0, 1].
+    """
+    union = len(a | b)
+    return 1.0 if union == 0 else len(a & b) / union
+
+
+def ex_scores(
+    gold: QueryResult,
+    pred: QueryResult,
+    order: OutputOrder,
+    *,
+    tol: Tolerance = DEFAULT_TOLERANCE,
+    max_permutations: int = 40_320,
+) -> tuple[int, int]:
+    """Strict and relaxed EX of a predicted result against the gold result.
+
+    Args:
+        gold: the gold result.
+        pred: the predicted result.
+        order: the gold query's output order (:func:`cypherturn.cypher.output_order`).
+        tol: float tolerance.
+        max_permutations: cap on column assignments tried by relaxed EX.
+
+    Returns:
+        ``(ex, ex_relaxed)``, each 0 or 1.
+    """
+    width = len(gold.columns)
+    if len(pred.columns) != width or len(pred.rows) != len(gold.rows):
+        return 0, 0
+    same_rows = rows_equal(
+        gold.rows, pred.rows, ordered=order.ordered, key_columns=order.key_columns, tol=tol
+    )
+    if same_rows:
+        return int(gold.columns == pred.columns), 1
+    perm = columns_permutation(
+        gold.rows,
+        pred.rows,
+        width,
+        ordered=order.ordered,
+        key_columns=order.key_columns,
+        tol=tol,
+        max_candidates=max_permutations,
+    )
+    return 0, int(perm is not None)
+
+
+@dataclass(slots=True)
+class GoldEntry:
+    """A gold query's cached outcome.
+
+    Attributes:
+        result: the gold result (``None`` when the gold query failed).
+        provenance: its provenance ids, or ``None`` when not available.
+        provenance_note: why the provenance is missing.
+        order: its output order.
+        error: the engine's message when it failed.
+    """
+
+    result: QueryResult | None
+    provenance: frozenset[int] | None
+    provenance_note: str | None
+    order: OutputOrder
+    error: str | None = None
+
+
+class GoldCache:
+    """Thread-safe cache of gold outcomes keyed by ``(graph, gold query)``.
+
+    Each key is computed once even when several threads ask for it at the same
+    time. The cache can be saved beside a dataset and loaded back.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._entries: dict[tuple[str, str], Future[GoldEntry]] = {}
+        self.hits = 0
+        self.misses = 0
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def get(self, graph: str, query: str, compute: Callable[[], GoldEntry]) -> GoldEntry:
+        """Return the cached entry, computing it with ``compute`` on the first request.
+
+        Raises:
+            Exception: whatever ``compute`` raised (the key is then forgotten).
+        """
+        key = (graph, query)
+        with self._lock:
+            future = self._entries.get(key)
+            owner = future is None
+            if owner:
+                future = Future()
+                self._entries[key] = future
+                self.misses += 1
+            else:
+                self.hits += 1
+        assert future is not None
+        if owner:
+            try:
+                future.set_result(compute())
+            except BaseException as exc:
+                with self._lock:
+                    del self._entries[key]
+                future.set_exception(exc)
+                raise
+        return future.result()
+
+    def save(self, path: Path) -> None:
+        """Write every computed entry to a JSON file.
+
+        Raises:
+            OSError: the file cannot be written.
+        """
+        items = []
+        with self._lock:
+            entries = list(self._entries.items())
+        for (graph, query), future in entries:
+            if not future.done() or future.exception() is not None:
+                continue
+            entry = future.result()
+            items.append(
+                {
+                    "graph": graph,
+                    "query": query,
+                    "result": entry.result.model_dump() if entry.result else None,
+                    "provenance": sorted(entry.provenance)
+                    if entry.provenance is not None
+                    else None,
+                    "provenance_note": entry.provenance_note,
+                    "ordered": entry.order.ordered,
+                    "key_columns": list(entry.order.key_columns)
+                    if entry.order.key_columns
+                    else None,
+                    "error": entry.error,
+                }
+            )
+        path.write_text(json.dumps({"schema_version": 1, "entries": items}), encoding="utf-8")
+
+    @classmethod
+    def load(cls, path: Path) -> GoldCache:
+        """Read a cache written by :meth:`save`.
+
+        Raises:
+            DatasetError: the file is missing or malformed.
+        """
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            cache = cls()
+            for item in data["entries"]:
+                result = QueryResult.model_validate(item["result"]) if item["result"] else None
+                keys = item["key_columns"]
+                entry = GoldEntry(
+                    result=result,
+                    provenance=frozenset(item["provenance"])
+                    if item["provenance"] is not None
+                    else None,
+                    provenance_note=item["provenance_note"],
+                    order=OutputOrder(item["ordered"], tuple(keys) if keys is not None else None),
+                    error=item["error"],
+                )
+                future: Future[GoldEntry] = Future()
+                future.set_result(entry)
+                cache._entries[(item["graph"], item["query"])] = future
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise DatasetError(f"cannot read gold cache {path}: {exc}") from exc
+        return cache
+
+
+class Scorer:
+    """Scores :class:`TurnRecord` objects against the graphs they were played on.
+
+    Args:
+        engines: the engine of each graph, as a mapping or a factory by name.
+        settings: tolerances, limits and worker count.
+        gold_cache: a cache to reuse (e.g. loaded beside the dataset); a new one
+            is made when omitted.
+    """
+
+    def __init__(
+        self,
+        engines: EngineSource,
+        settings: ScoringSettings | None = None,
+        gold_cache: GoldCache | None = None,
+    ) -> None:
+        self.settings = settings or ScoringSettings()
+        self.gold_cache = gold_cache if gold_cache is not None else GoldCache()
+        self._engines = engines
+        self._tol = Tolerance(self.settings.rel_tol, self.settings.abs_tol)
+        self._lock = threading.Lock()
+        self._stats = ExecutionStats()
+
+    @property
+    def stats(self) -> ExecutionStats:
+        """Engine work so far (gold cache counters included)."""
+        with self._lock:
+            stats = self._stats.model_copy()
+        stats.gold_queries = len(self.gold_cache)
+        stats.gold_cache_hits = self.gold_cache.hits
+        return stats
+
+    def engine(self, graph: str) -> GraphEngine:
+        """The engine for ``graph``.
+
+        Raises:
+            DatasetError: no engine is known for that graph.
+        """
+        if callable(self._engines):
+            return self._engines(graph)
+        try:
+            return self._engines[graph]
+        except KeyError:
+            known = ", ".join(sorted(self._engines)) or "none"
+            raise DatasetError(
+                f"no engine for graph {graph!r}; engines given for: {known}"
+            ) from None
+
+    def _execute(self, engine: GraphEngine, query: str) -> ExecutedQuery:
+        return execute_with_provenance(
+            engine,
+            query,
+            timeout_s=self.settings.timeout_s,
+            row_cap=self.settings.row_cap,
+            verify_failed_rewrites=self.settings.verify_failed_rewrites,
+        )
+
+    def _compute_gold(self, graph: str, query: str) -> GoldEntry:
+        engine = self.engine(graph)
+        run = self._execute(engine, query)
+        executions = run.executions
+        order = run.order or OutputOrder(False)
+        entry = GoldEntry(run.result, run.provenance, run.provenance_note, order)
+        if run.error is not None:
+            entry.error = run.error.engine_message
+        elif (
+            self.settings.check_gold_rewrite
+            and run.provenance is not None
+            and run.result is not None
+        ):
+            # The gold runs once per dataset: afford checking that the rewrite kept the result.
+            executions += 1
+            original = engine.execute(
+                query, timeout_s=self.settings.timeout_s, row_cap=self.settings.row_cap
+            )
+            same = original.columns == run.result.columns and rows_equal(
+                original.rows,
+                run.result.rows,
+                ordered=order.ordered,
+                key_columns=order.key_columns,
+                tol=self._tol,
+            )
+            if not same:
+                logger.warning("provenance rewrite changed the result of gold query %r", query)
+                entry = GoldEntry(original, None, "rewrite changed the gold result", order)
+        with self._lock:
+            self._stats.gold_executions += executions
+        return entry
+
+    def gold(self, graph: str, query: str) -> GoldEntry:
+        """The gold outcome of ``query`` on ``graph``, from the cache or computed once."""
+        return self.gold_cache.get(graph, query, lambda: self._compute_gold(graph, query))
+
+    def score_turn(self, record: TurnRecord) -> TurnScore:
+        """Score one turn.
+
+        Args:
+            record: the turn.
+
+        Returns:
+            Its :class:`TurnScore`.
+
+        Raises:
+            DatasetError: no engine for the turn's graph.
+            EngineConnectionError: the engine is unreachable.
+        """
+        gold = self.gold(record.graph, record.gold_cypher)
+        if gold.result is None:
+            return TurnScore(
+                record=record,
+                valid=False,
+                gold_error=gold.error,
+                ex=0,
+                ex_relaxed=0,
+                psjs_status=PsjsStatus.GOLD_UNSUPPORTED,
+                psjs_note="gold query failed",
+                prediction_status=PredictionStatus.NO_PREDICTION,
+            )
+        if record.predicted_cypher is None:
+            return TurnScore(
+                record=record,
+                ordered=gold.order.ordered,
+                gold_rows=gold.result.row_count,
+                ex=0,
+                ex_relaxed=0,
+                psjs=0.0,
+                psjs_status=PsjsStatus.NO_PREDICTION,
+                prediction_status=PredictionStatus.NO_PREDICTION,
+                truncated=gold.result.truncated,
+            )
+        run = self._execute(self.engine(record.graph), record.predicted_cypher)
+        with self._lock:
+            self._stats.predicted_queries += 1
+            self._stats.executions += run.executions
+            self._stats.fallback_executions += int(run.fallback)
+        if run.result is None:
+            error = run.error
+            return TurnScore(
+                record=record,
+                ordered=gold.order.ordered,
+                gold_rows=gold.result.row_count,
+                ex=0,
+                ex_relaxed=0,
+                psjs=0.0,
+                psjs_status=PsjsStatus.PREDICTION_FAILED,
+                prediction_status=PredictionStatus.FAILED,
+                prediction_error_class=error.error_class if error else None,
+                prediction_error=error.engine_message if error else None,
+                truncated=gold.result.truncated,
+                executions=run.executions,
+            )
+        ex, ex_relaxed = ex_scores(
+            gold.result,
+            run.result,
+            gold.order,
+            tol=self._tol,
+            max_permutations=self.settings.max_permutations,
+        )
+        if gold.provenance is None:
+            psjs, status, note = None, PsjsStatus.GOLD_UNSUPPORTED, gold.provenance_note
+        elif run.provenance is None:
+            psjs, status, note = None, PsjsStatus.PREDICTION_UNSUPPORTED, run.provenance_note
+        else:
+            psjs, status, note = jaccard(gold.provenance, run.provenance), PsjsStatus.OK, None
+        return TurnScore(
+            record=record,
+            ordered=gold.order.ordered,
+            gold_rows=gold.result.row_count,
+            ex=ex,
+            ex_relaxed=ex_relaxed,
+            psjs=psjs,
+            psjs_status=status,
+            psjs_note=note,
+            prediction_status=PredictionStatus.OK,
+            truncated=gold.result.truncated or run.result.truncated,
+            predicted_rows=run.result.row_count,
+            executions=run.executions,
+        )
+
+    def score(self, records: Iterable[TurnRecord]) -> list[TurnScore]:
+        """Score many turns, one session per task on ``settings.workers`` threads.
+
+        Args:
+            records: the turns, in any order.
+
+        Returns:
+            The scores, sorted by session key then turn.
+
+        Raises:
+            DatasetError: no engine for some graph.
+            EngineConnectionError: an engine is unreachable.
+        """
+        started = time.perf_counter()
+        sessions: dict[tuple[str, str, str, int, str], list[TurnRecord]] = defaultdict(list)
+        for record in records:
+            sessions[record.session_key].append(record)
+        keys = sorted(sessions)
+
+        def score_session(key: tuple[str, str, str, int, str]) -> list[TurnScore]:
+            return [self.score_turn(r) for r in sorted(sessions[key], key=lambda r: r.turn)]
+
+        if self.settings.workers == 1:
+            chunks = [score_session(k) for k in keys]
+        else:
+            with ThreadPoolExecutor(
+                max_workers=self.settings.workers, thread_name_prefix="score"
+            ) as pool:
+                chunks = list(pool.map(score_session, keys))
+        with self._lock:
+            self._stats.seconds += time.perf_counter() - started
+        return [score for chunk in chunks for score in chunk]

@@ -1,0 +1,314 @@
+"""Significance: session-level bootstrap CIs, paired model comparisons, Spearman rho with leave-one-out.
+
+CypherTurn reports 10,000-resample bootstrap significance (§4.2, §5.2) and
+Spearman rank correlations with leave-one-out stability (§5.2, Table 20). The
+resampling unit is the session, since turns of one session are not independent:
+a turn-level metric is resampled as a ratio of per-session sums to per-session
+turn counts. Computation is scipy's (:func:`scipy.stats.bootstrap`,
+:func:`scipy.stats.spearmanr`).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping
+
+import numpy as np
+from numpy.typing import NDArray
+from pydantic import BaseModel
+from scipy import stats
+
+from cypherturn.errors import ConfigError
+from cypherturn.metrics._records import TurnScore
+
+__all__ = [
+    "DEFAULT_RESAMPLES",
+    "ConfidenceInterval",
+    "PairedComparison",
+    "RankCorrelation",
+    "SessionTotals",
+    "bootstrap_ci",
+    "paired_bootstrap",
+    "session_totals",
+    "spearman",
+]
+
+DEFAULT_RESAMPLES = 10_000
+"""Bootstrap resamples (CypherTurn §4.2)."""
+
+MetricFn = Callable[[TurnScore], float | None]
+
+_METRICS: dict[str, MetricFn] = {
+    "ex": lambda s: float(s.ex),
+    "ex_relaxed": lambda s: float(s.ex_relaxed),
+    "psjs": lambda s: s.psjs,
+}
+
+
+class SessionTotals(BaseModel):
+    """A turn-level metric summed per session: ``value = sums.sum() / counts.sum()``.
+
+    Attributes:
+        session_ids: one id per session, sorted.
+        sums: per-session sum of the metric over its turns.
+        counts: per-session number of turns with a value.
+    """
+
+    session_ids: list[str]
+    sums: list[float]
+    counts: list[int]
+
+    @property
+    def value(self) -> float:
+        """The pooled turn-level mean."""
+        total = sum(self.counts)
+        return sum(self.sums) / total if total else float("nan")
+
+
+def session_totals(scores: Iterable[TurnScore], metric: str | MetricFn = "ex") -> SessionTotals:
+    """Sum a turn-level metric per session (valid turns with a value only).
+
+    Args:
+        scores: turn scores of one system.
+        metric: ``"ex"``, ``"ex_relaxed"``, ``"psjs"`` or a function of a turn score
+            (``None`` leaves the turn out).
+
+    Returns:
+        The :class:`SessionTotals`; sessions whose turns all lack a value are dropped.
+
+    Raises:
+        ConfigError: unknown metric name.
+    """
+    if isinstance(metric, str):
+        if metric not in _METRICS:
+            raise ConfigError(f"unknown metric {metric!r}; known: {', '.join(_METRICS)}")
+        fn = _METRICS[metric]
+    else:
+        fn = metric
+    sums: dict[str, float] = defaultdict(float)
+    counts: dict[str, int] = defaultdict(int)
+    for s in scores:
+        if not s.valid:
+            continue
+        value = fn(s)
+        if value is None:
+            continue
+        sid = s.record.session_id
+        sums[sid] += value
+        counts[sid] += 1
+    ids = sorted(counts)
+    return SessionTotals(
+        session_ids=ids, sums=[sums[i] for i in ids], counts=[counts[i] for i in ids]
+    )
+
+
+class ConfidenceInterval(BaseModel):
+    """A point estimate with a bootstrap confidence interval."""
+
+    estimate: float
+    low: float
+    high: float
+    confidence: float
+    n_sessions: int
+
+
+def _ratio(
+    sums: NDArray[np.float64], counts: NDArray[np.float64], axis: int = -1
+) -> NDArray[np.float64]:
+    return np.asarray(np.sum(sums, axis=axis) / np.sum(counts, axis=axis))
+
+
+def bootstrap_ci(
+    totals: SessionTotals,
+    *,
+    n_resamples: int = DEFAULT_RESAMPLES,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> ConfidenceInterval:
+    """Percentile bootstrap CI of a turn-level mean, resampling whole sessions.
+
+    Args:
+        totals: the metric summed per session.
+        n_resamples: bootstrap resamples (10,000 as in CypherTurn).
+        confidence: confidence level.
+        seed: random seed; the same seed gives the same interval.
+
+    Returns:
+        The :class:`ConfidenceInterval` (degenerate, low = high, with one session).
+
+    Raises:
+        ConfigError: no session has a value.
+    """
+    if not totals.session_ids:
+        raise ConfigError("no session to bootstrap")
+    sums = np.asarray(totals.sums, dtype=float)
+    counts = np.asarray(totals.counts, dtype=float)
+    estimate = float(_ratio(sums, counts))
+    if len(sums) < 2:
+        return ConfidenceInterval(
+            estimate=estimate, low=estimate, high=estimate, confidence=confidence, n_sessions=1
+        )
+    res = stats.bootstrap(
+        (sums, counts),
+        _ratio,
+        paired=True,
+        vectorized=True,
+        n_resamples=n_resamples,
+        confidence_level=confidence,
+        method="percentile",
+        rng=np.random.default_rng(seed),
+    )
+    return ConfidenceInterval(
+        estimate=estimate,
+        low=float(res.confidence_interval.low),
+        high=float(res.confidence_interval.high),
+        confidence=confidence,
+        n_sessions=len(sums),
+    )
+
+
+class PairedComparison(BaseModel):
+    """System A minus system B on their shared sessions, with a paired bootstrap.
+
+    Attributes:
+        difference: A's mean minus B's mean over shared sessions.
+        low / high: percentile CI of the difference.
+        p_value: two-sided bootstrap p-value, ``2 * min(P(d <= 0), P(d >= 0))``.
+        significant: the CI excludes 0.
+        n_sessions: shared sessions.
+    """
+
+    difference: float
+    low: float
+    high: float
+    p_value: float
+    significant: bool
+    confidence: float
+    n_sessions: int
+
+
+def paired_bootstrap(
+    a: SessionTotals,
+    b: SessionTotals,
+    *,
+    n_resamples: int = DEFAULT_RESAMPLES,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> PairedComparison:
+    """Compare two systems on the sessions both played, resampling sessions jointly.
+
+    Args:
+        a: system A's per-session totals.
+        b: system B's per-session totals.
+        n_resamples: bootstrap resamples.
+        confidence: confidence level.
+        seed: random seed.
+
+    Returns:
+        The :class:`PairedComparison`.
+
+    Raises:
+        ConfigError: fewer than two shared sessions.
+    """
+    index_a = {sid: i for i, sid in enumerate(a.session_ids)}
+    index_b = {sid: i for i, sid in enumerate(b.session_ids)}
+    shared = sorted(set(index_a) & set(index_b))
+    if len(shared) < 2:
+        raise ConfigError(
+            f"a paired comparison needs at least 2 shared sessions, found {len(shared)}"
+        )
+    ia = [index_a[s] for s in shared]
+    ib = [index_b[s] for s in shared]
+    data = (
+        np.asarray(a.sums, dtype=float)[ia],
+        np.asarray(a.counts, dtype=float)[ia],
+        np.asarray(b.sums, dtype=float)[ib],
+        np.asarray(b.counts, dtype=float)[ib],
+    )
+
+    def diff(
+        sa: NDArray[np.float64],
+        ca: NDArray[np.float64],
+        sb: NDArray[np.float64],
+        cb: NDArray[np.float64],
+        axis: int = -1,
+    ) -> NDArray[np.float64]:
+        return _ratio(sa, ca, axis) - _ratio(sb, cb, axis)
+
+    observed = float(diff(*data))
+    res = stats.bootstrap(
+        data,
+        diff,
+        paired=True,
+        vectorized=True,
+        n_resamples=n_resamples,
+        confidence_level=confidence,
+        method="percentile",
+        rng=np.random.default_rng(seed),
+    )
+    dist = np.asarray(res.bootstrap_distribution)
+    p_value = min(1.0, 2.0 * min(float(np.mean(dist <= 0)), float(np.mean(dist >= 0))))
+    low, high = float(res.confidence_interval.low), float(res.confidence_interval.high)
+    return PairedComparison(
+        difference=observed,
+        low=low,
+        high=high,
+        p_value=p_value,
+        significant=bool(low > 0 or high < 0),
+        confidence=confidence,
+        n_sessions=len(shared),
+    )
+
+
+class RankCorrelation(BaseModel):
+    """Spearman rho between two scorings of the same items, with leave-one-out stability.
+
+    Attributes:
+        rho: Spearman's rho over all shared items.
+        p_value: scipy's two-sided p-value.
+        n: shared items.
+        loo: item -> rho with that item left out (empty when n < 4).
+        loo_min / loo_max: range of the leave-one-out values.
+    """
+
+    rho: float
+    p_value: float
+    n: int
+    loo: dict[str, float]
+    loo_min: float | None
+    loo_max: float | None
+
+
+def spearman(x: Mapping[str, float], y: Mapping[str, float]) -> RankCorrelation:
+    """Spearman rho between two rankings of the same items (e.g. guided vs agentic EX per model).
+
+    Args:
+        x: item -> score under the first condition.
+        y: item -> score under the second condition.
+
+    Returns:
+        The :class:`RankCorrelation` over the items present in both.
+
+    Raises:
+        ConfigError: fewer than three shared items.
+    """
+    items = sorted(set(x) & set(y))
+    if len(items) < 3:
+        raise ConfigError(f"Spearman's rho needs at least 3 shared items, found {len(items)}")
+    xs = np.asarray([x[i] for i in items], dtype=float)
+    ys = np.asarray([y[i] for i in items], dtype=float)
+    res = stats.spearmanr(xs, ys)
+    loo: dict[str, float] = {}
+    if len(items) >= 4:
+        for k, item in enumerate(items):
+            mask = np.arange(len(items)) != k
+            loo[item] = float(stats.spearmanr(xs[mask], ys[mask]).statistic)
+    values = list(loo.values())
+    return RankCorrelation(
+        rho=float(res.statistic),
+        p_value=float(res.pvalue),
+        n=len(items),
+        loo=loo,
+        loo_min=min(values) if values else None,
+        loo_max=max(values) if values else None,
+    )

@@ -1,0 +1,30 @@
+"""Reports over scored run directories: the main table, breakdowns, significance, QER tables and figures."""
+
+from cypherturn.reports._build import Report, build_report, system_label
+from cypherturn.reports._plots import (
+    PLOT_FILES,
+    plot_ex_vs_budget,
+    plot_qer_scaling,
+    plot_turn_position,
+    write_plots,
+)
+from cypherturn.reports._tables import Table, fmt, render_html, render_markdown, to_rich
+from cypherturn.reports._write import ReportFormat, write_report
+
+__all__ = [
+    "PLOT_FILES",
+    "Report",
+    "ReportFormat",
+    "Table",
+    "build_report",
+    "fmt",
+    "plot_ex_vs_budget",
+    "plot_qer_scaling",
+    "plot_turn_position",
+    "render_html",
+    "render_markdown",
+    "system_label",
+    "to_rich",
+    "write_plots",
+    "write_report",
+]

@@ -1,0 +1,401 @@
+"""Build the report of one or more run directories: main table, breakdowns, significance, QER.
+
+The tables follow the papers' layouts: the main table is CypherTurn Table 2
+(EX, PSJS, SEM, CER, Tok/S per model and protocol, with relaxed EX and QER
+beside them); breakdowns are appendix E; cost, cliff and action usage are
+Tables 18, 19 and 25; QER tables are RAS Tables 3 and 4.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+from collections import defaultdict
+from collections.abc import Sequence
+
+from pydantic import BaseModel, Field
+
+from cypherturn.errors import ConfigError, DatasetError
+from cypherturn.metrics import (
+    BREAKDOWN_DIMENSIONS,
+    DEFAULT_RESAMPLES,
+    ConfidenceInterval,
+    QerCurve,
+    RunData,
+    SystemKey,
+    SystemSummary,
+    TurnScore,
+    bootstrap_ci,
+    breakdown,
+    cer_by_position,
+    ex_by_position,
+    group_by_system,
+    paired_bootstrap,
+    qer_curves,
+    qer_dataset_table,
+    qer_tier_table,
+    session_totals,
+    spearman,
+    summarize,
+)
+from cypherturn.reports._tables import Table
+
+__all__ = ["Report", "build_report", "system_label"]
+
+logger = logging.getLogger(__name__)
+
+
+def system_label(system: SystemKey) -> str:
+    """A short display name: ``model guided`` or ``model agentic x3``."""
+    model, protocol, budget = system
+    return f"{model} guided" if protocol == "guided" else f"{model} {protocol} x{budget}"
+
+
+class Report(BaseModel):
+    """Everything a report shows, as data (the ``json`` format writes this model).
+
+    Attributes:
+        runs: the run directories read.
+        summaries: one per system (CypherTurn Table 2 plus cost and cliff figures).
+        ex_ci: system label -> bootstrap CI of EX (session-level resampling).
+        tables: the rendered tables, main table first.
+        ex_by_position / cer_by_position: system label -> position -> value (Figures 6, 8).
+        qer_curves: QER@k curves per (strategy, dataset, tier, model).
+        budget_series: model -> budget -> (EX, CI low, CI high) for agentic runs (Figure 4).
+    """
+
+    runs: list[str]
+    summaries: list[SystemSummary] = Field(default_factory=list)
+    ex_ci: dict[str, ConfidenceInterval] = Field(default_factory=dict)
+    tables: list[Table] = Field(default_factory=list)
+    ex_by_position: dict[str, dict[int, float]] = Field(default_factory=dict)
+    cer_by_position: dict[str, dict[int, float | None]] = Field(default_factory=dict)
+    qer_curves: list[QerCurve] = Field(default_factory=list)
+    budget_series: dict[str, dict[int, tuple[float, float, float]]] = Field(default_factory=dict)
+
+    @property
+    def main_table(self) -> Table | None:
+        """The main table, when there are turn scores."""
+        return next((t for t in self.tables if t.name == "main"), None)
+
+
+def _main_table(
+    summaries: Sequence[SystemSummary], cis: dict[str, ConfidenceInterval], n_resamples: int
+) -> Table:
+    rows = []
+    for s in summaries:
+        label = system_label((s.model, s.protocol.value, s.budget_multiplier))
+        ci = cis.get(label)
+        ex_cell = f"{s.ex:.3f} [{ci.low:.3f}, {ci.high:.3f}]" if ci else f"{s.ex:.3f}"
+        rows.append(
+            [
+                s.model,
+                s.protocol.value,
+                "-" if s.protocol.value == "guided" else f"x{s.budget_multiplier}",
+                s.sessions,
+                s.turns,
+                ex_cell,
+                s.ex_relaxed,
+                s.psjs,
+                s.sem,
+                s.cer,
+                f"{s.tok_per_session:.1f}",
+                s.qer,
+            ]
+        )
+    return Table(
+        name="main",
+        title="Main results",
+        columns=[
+            "Model",
+            "Protocol",
+            "Budget",
+            "Sessions",
+            "Turns",
+            "EX [95% CI]",
+            "rEX",
+            "PSJS",
+            "SEM",
+            "CER",
+            "Tok/S",
+            "QER",
+        ],
+        rows=rows,
+        notes=(
+            f"EX: strict execution accuracy (column names included), 95% CI from a {n_resamples:,}-resample "
+            "session-level bootstrap. rEX: relaxed EX (column names and order ignored). PSJS: mean over "
+            "turns where both queries could be rewritten. SEM: sessions with every turn correct. CER: "
+            "P(EX_t = 0 | EX_dep = 0) over chain-dependent turns. Tok/S: clean output tokens per session. "
+            "QER: fraction of executed queries that failed."
+        ),
+    )
+
+
+def _cost_table(summaries: Sequence[SystemSummary]) -> Table:
+    rows = [
+        [
+            system_label((s.model, s.protocol.value, s.budget_multiplier)),
+            f"{s.tok_per_session:.1f}",
+            f"{s.prompt_tokens_per_session:.1f}",
+            s.latency_s_per_turn,
+            s.executions_per_prediction,
+            s.psjs_coverage,
+            s.exhaustion_rate,
+            s.ex,
+            s.ex_excl_cliff,
+        ]
+        for s in summaries
+    ]
+    return Table(
+        name="cost",
+        title="Cost, budget cliff and scoring work",
+        columns=[
+            "System",
+            "Tok/S",
+            "Prompt tok/S",
+            "Latency s/turn",
+            "Exec/pred",
+            "PSJS coverage",
+            "Exhaustion",
+            "EX",
+            "EX excl. cliff",
+        ],
+        rows=rows,
+        notes=(
+            "Exhaustion: sessions whose shared budget reached zero. EX excl. cliff: EX without the turns "
+            "auto-scored 0 by budget exhaustion (CypherTurn Table 25). Exec/pred: engine executions per "
+            "predicted query while scoring."
+        ),
+    )
+
+
+def _actions_table(summaries: Sequence[SystemSummary]) -> Table:
+    kinds = ["execute_cypher", "inspect_schema", "search_values", "ask_user"]
+    rows = [
+        [system_label((s.model, s.protocol.value, s.budget_multiplier))]
+        + [s.action_fractions.get(k) for k in kinds]
+        for s in summaries
+        if s.action_fractions
+    ]
+    return Table(
+        name="actions",
+        title="Action usage (fraction of non-SUBMIT actions)",
+        columns=["System", "EXEC", "INSPECT", "SEARCH", "ASK"],
+        rows=rows,
+        notes="CypherTurn Table 19; SUBMIT_ANSWER excluded.",
+    )
+
+
+def _breakdown_table(scores: Sequence[TurnScore], dimension: str, labels: list[str]) -> Table:
+    cells = breakdown(scores, dimension)
+    values = sorted({v for per in cells.values() for v in per}, key=_natural_key)
+    rows: list[list[str | int | float | None]] = []
+    for value in values:
+        row: list[str | int | float | None] = [value]
+        for system in cells:
+            cell = cells[system].get(value)
+            row.append(None if cell is None else f"{cell.ex:.3f} ({cell.n})")
+        rows.append(row)
+    return Table(
+        name=f"breakdown_{dimension}",
+        title=f"EX by {dimension.replace('_', ' ')}",
+        columns=[dimension, *labels],
+        rows=rows,
+        notes="Cells: mean strict EX (turns).",
+    )
+
+
+def _natural_key(value: str) -> tuple[str, int]:
+    digits = "".join(ch for ch in value if ch.isdigit())
+    return (value.rstrip("0123456789"), int(digits) if digits else -1)
+
+
+def _cer_table(positions: dict[str, dict[int, float | None]]) -> Table:
+    all_positions = sorted({p for per in positions.values() for p in per})
+    return Table(
+        name="cer_by_position",
+        title="CER by turn position",
+        columns=["Turn", *positions],
+        rows=[[f"T{p}", *(positions[label].get(p) for label in positions)] for p in all_positions],
+        notes="P(EX_t = 0 | EX_dep = 0) among chain-dependent turns at position t (CypherTurn Figure 8).",
+    )
+
+
+def _comparison_table(
+    groups: dict[SystemKey, list[TurnScore]], n_resamples: int, seed: int
+) -> Table | None:
+    by_setting: dict[tuple[str, int], list[SystemKey]] = defaultdict(list)
+    for system in groups:
+        by_setting[(system[1], system[2])].append(system)
+    rows: list[list[str | int | float | None]] = []
+    for systems in by_setting.values():
+        for a, b in itertools.combinations(sorted(systems), 2):
+            try:
+                cmp = paired_bootstrap(
+                    session_totals(groups[a]),
+                    session_totals(groups[b]),
+                    n_resamples=n_resamples,
+                    seed=seed,
+                )
+            except ConfigError as exc:
+                logger.info("no paired comparison of %s and %s: %s", a, b, exc)
+                continue
+            rows.append(
+                [
+                    system_label(a),
+                    system_label(b),
+                    cmp.n_sessions,
+                    cmp.difference,
+                    cmp.low,
+                    cmp.high,
+                    cmp.p_value,
+                    "yes" if cmp.significant else "no",
+                ]
+            )
+    if not rows:
+        return None
+    return Table(
+        name="comparisons",
+        title="Pairwise EX comparisons (paired session bootstrap)",
+        columns=[
+            "A",
+            "B",
+            "Shared sessions",
+            "EX(A) - EX(B)",
+            "CI low",
+            "CI high",
+            "p",
+            "Significant",
+        ],
+        rows=rows,
+        notes=f"{n_resamples:,} resamples of the sessions both systems played; significant when the 95% CI excludes 0.",
+    )
+
+
+def _rank_table(summaries: Sequence[SystemSummary]) -> Table | None:
+    guided = {s.model: s.ex for s in summaries if s.protocol.value == "guided"}
+    budgets = sorted({s.budget_multiplier for s in summaries if s.protocol.value == "agentic"})
+    rows: list[list[str | int | float | None]] = []
+    for budget in budgets:
+        agentic = {
+            s.model: s.ex
+            for s in summaries
+            if s.protocol.value == "agentic" and s.budget_multiplier == budget
+        }
+        try:
+            rc = spearman(guided, agentic)
+        except ConfigError:
+            continue
+        rows.append(
+            [f"guided vs agentic x{budget}", rc.n, rc.rho, rc.p_value, rc.loo_min, rc.loo_max]
+        )
+    if not rows:
+        return None
+    return Table(
+        name="rank_correlation",
+        title="Rank correlation of model EX across protocols",
+        columns=["Rankings", "Models", "Spearman rho", "p", "LOO min", "LOO max"],
+        rows=rows,
+        notes="Leave-one-out: rho recomputed with each model removed (CypherTurn §5.2).",
+    )
+
+
+def _qer_tables(curves: list[QerCurve], n: int) -> list[Table]:
+    tier_rows = qer_tier_table(curves, n)
+    if not tier_rows:
+        return []
+    data_rows = qer_dataset_table(tier_rows)
+    return [
+        Table(
+            name="qer",
+            title=f"Query execution error rate (QER), n = {n}",
+            columns=["Dataset", "Model", "Q@1", f"IS@{n}", f"RAS@{n}", "dIS", "dRAS"],
+            rows=[
+                [r.dataset, r.model, r.q1, r.is_n, r.ras_n, r.delta_is, r.delta_ras]
+                for r in data_rows
+            ],
+            notes=(
+                "RAS Table 3 layout: Q@1 averages IS@1 and RAS@1; every column averages the complexity tiers; "
+                "dIS and dRAS are absolute reductions from Q@1."
+            ),
+        ),
+        Table(
+            name="qer_tiers",
+            title=f"QER per complexity tier, n = {n}",
+            columns=[
+                "Dataset",
+                "Tier",
+                "Model",
+                "QER@1",
+                f"IS@{n}",
+                f"RAS@{n}",
+                "sigma IS",
+                "sigma RAS",
+            ],
+            rows=[
+                [r.dataset, r.tier, r.model, r.q1, r.is_n, r.ras_n, r.sigma_is, r.sigma_ras]
+                for r in tier_rows
+            ],
+            notes="RAS Table 4 layout: means over independent runs, sigma = sample standard deviation across runs.",
+        ),
+    ]
+
+
+def build_report(
+    runs: Sequence[RunData],
+    *,
+    n_resamples: int = DEFAULT_RESAMPLES,
+    qer_n: int = 5,
+    seed: int = 0,
+) -> Report:
+    """Compute every table and plot series of a report from run directories already read.
+
+    Args:
+        runs: the runs (see :func:`cypherturn.metrics.read_run`).
+        n_resamples: bootstrap resamples for CIs and comparisons.
+        qer_n: the scaled budget n of the QER tables.
+        seed: bootstrap seed.
+
+    Returns:
+        The :class:`Report`.
+
+    Raises:
+        DatasetError: the runs hold neither turn scores nor QER episodes.
+    """
+    scores = [s for run in runs for s in run.scores]
+    episodes = [e for run in runs for e in run.episodes]
+    if not scores and not episodes:
+        raise DatasetError("the run directories hold no scores and no QER attempts")
+    report = Report(runs=[str(run.path) for run in runs])
+    if scores:
+        groups = group_by_system(scores)
+        report.summaries = summarize(scores)
+        labels = [system_label(system) for system in groups]
+        for system, turns in groups.items():
+            report.ex_ci[system_label(system)] = bootstrap_ci(
+                session_totals(turns), n_resamples=n_resamples, seed=seed
+            )
+            report.ex_by_position[system_label(system)] = ex_by_position(turns)
+            report.cer_by_position[system_label(system)] = cer_by_position(turns)
+            if system[1] == "agentic":
+                ci = report.ex_ci[system_label(system)]
+                report.budget_series.setdefault(system[0], {})[system[2]] = (
+                    ci.estimate,
+                    ci.low,
+                    ci.high,
+                )
+        report.tables.append(_main_table(report.summaries, report.ex_ci, n_resamples))
+        report.tables.append(_cost_table(report.summaries))
+        actions = _actions_table(report.summaries)
+        if actions.rows:
+            report.tables.append(actions)
+        report.tables += [_breakdown_table(scores, dim, labels) for dim in BREAKDOWN_DIMENSIONS]
+        report.tables.append(_cer_table(report.cer_by_position))
+        for extra in (_comparison_table(groups, n_resamples, seed), _rank_table(report.summaries)):
+            if extra is not None:
+                report.tables.append(extra)
+    if episodes:
+        report.qer_curves = qer_curves(episodes)
+        scaled = [c.budget for c in report.qer_curves if c.strategy in ("is", "ras")]
+        report.tables += _qer_tables(report.qer_curves, min([qer_n, *scaled]))
+    return report

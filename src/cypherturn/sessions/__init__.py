@@ -1,0 +1,131 @@
+"""The CypherTurn benchmark: vocabulary, session format, generator, audits, importer and statistics.
+
+Build sessions with :func:`plan_build` + :func:`build_sessions` (or one world at a
+time with :class:`SessionGenerator`), store them with :func:`write_sessions`,
+read them back with :func:`read_sessions`, check them with :func:`verify_session`,
+summarise them with :func:`compute_stats`, and import the official release with
+:func:`read_official` + :func:`check_reproduction`. The format is documented
+field by field in ``docs/design/sessions.md``.
+"""
+
+from cypherturn.sessions._audit import MAX_ROWS, AuditCode, AuditFinding, TieProbe, probe_ties
+from cypherturn.sessions._build import (
+    DEFAULT_SESSIONS,
+    DEFAULT_TURNS,
+    DEFAULT_WORLDS,
+    MAX_TURNS,
+    MIN_TURNS,
+    BuildReport,
+    GraphProvider,
+    PlannedSession,
+    build_sessions,
+    plan_build,
+)
+from cypherturn.sessions._compose import ComposedTurn, compose_session, compose_turn
+from cypherturn.sessions._format import (
+    FORMAT_VERSION,
+    AmbiguityInfo,
+    AmbiguityKind,
+    GoldResult,
+    RewriteInfo,
+    Session,
+    Turn,
+    iter_sessions,
+    read_sessions,
+    write_sessions,
+)
+from cypherturn.sessions._generator import SessionGenerator
+from cypherturn.sessions._hints import WorldHints, load_hints
+from cypherturn.sessions._importer import (
+    FileReport,
+    TurnCheck,
+    check_reproduction,
+    compare_results,
+    read_official,
+)
+from cypherturn.sessions._rewrite import rewrite_sessions
+from cypherturn.sessions._skeleton import (
+    AggFunc,
+    BlockType,
+    Condition,
+    QueryBlock,
+    Skeleton,
+    SortKey,
+)
+from cypherturn.sessions._stats import BenchmarkStats, Tally, compute_stats
+from cypherturn.sessions._templates import PersonaProfile, Register, TemplateBank, load_bank
+from cypherturn.sessions._verify import verify_session
+from cypherturn.sessions._vocab import (
+    AGGREGATION_PHENOMENA,
+    CHAIN_DEPENDENT_MODES,
+    ChainMode,
+    Persona,
+    Phenomenon,
+    PhenomenonCategory,
+    category_of,
+    chain_mode_of,
+    is_chain_dependent,
+)
+
+__all__ = [
+    "AGGREGATION_PHENOMENA",
+    "CHAIN_DEPENDENT_MODES",
+    "DEFAULT_SESSIONS",
+    "DEFAULT_TURNS",
+    "DEFAULT_WORLDS",
+    "FORMAT_VERSION",
+    "MAX_ROWS",
+    "MAX_TURNS",
+    "MIN_TURNS",
+    "AggFunc",
+    "AmbiguityInfo",
+    "AmbiguityKind",
+    "AuditCode",
+    "AuditFinding",
+    "BenchmarkStats",
+    "BlockType",
+    "BuildReport",
+    "ChainMode",
+    "ComposedTurn",
+    "Condition",
+    "FileReport",
+    "GoldResult",
+    "GraphProvider",
+    "Persona",
+    "PersonaProfile",
+    "Phenomenon",
+    "PhenomenonCategory",
+    "PlannedSession",
+    "QueryBlock",
+    "Register",
+    "RewriteInfo",
+    "Session",
+    "SessionGenerator",
+    "Skeleton",
+    "SortKey",
+    "Tally",
+    "TemplateBank",
+    "TieProbe",
+    "Turn",
+    "TurnCheck",
+    "WorldHints",
+    "build_sessions",
+    "category_of",
+    "chain_mode_of",
+    "check_reproduction",
+    "compare_results",
+    "compose_session",
+    "compose_turn",
+    "compute_stats",
+    "is_chain_dependent",
+    "iter_sessions",
+    "load_bank",
+    "load_hints",
+    "plan_build",
+    "probe_ties",
+    "read_official",
+    "read_sessions",
+    "rewrite_sessions",
+    "verify_session",
+    "write_sessions",
+]

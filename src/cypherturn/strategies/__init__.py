@@ -1,0 +1,41 @@
+"""Inference-time strategies for Text-to-Cypher: single pass, Independent Scaling, RAS.
+
+``get_strategy(name).run(model, engine, question, schema_text, config)`` answers
+one question with at most ``config.budget`` generate-extract-execute attempts
+(RAS paper, Algorithms 1 and 2) and returns a :class:`StrategyResult`.
+"""
+
+from cypherturn.strategies._examples import FewShotExample, schema_examples
+from cypherturn.strategies._extract import extract_cypher
+from cypherturn.strategies._prompts import PROMPT_VERSION, PromptSet, load_prompts
+from cypherturn.strategies._records import (
+    DEFAULT_BUDGET,
+    RESULT_SCHEMA_VERSION,
+    Attempt,
+    StrategyConfig,
+    StrategyResult,
+)
+from cypherturn.strategies._scaling import (
+    EMPTY_EXTRACTION_MESSAGE,
+    STRATEGY_NAMES,
+    Strategy,
+    get_strategy,
+)
+
+__all__ = [
+    "DEFAULT_BUDGET",
+    "EMPTY_EXTRACTION_MESSAGE",
+    "PROMPT_VERSION",
+    "RESULT_SCHEMA_VERSION",
+    "STRATEGY_NAMES",
+    "Attempt",
+    "FewShotExample",
+    "PromptSet",
+    "Strategy",
+    "StrategyConfig",
+    "StrategyResult",
+    "extract_cypher",
+    "get_strategy",
+    "load_prompts",
+    "schema_examples",
+]

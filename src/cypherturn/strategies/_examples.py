@@ -1,0 +1,99 @@
+"""Few-shot examples derived from a graph's own schema (prompt version v2).
+
+Small models given only the GraphCypherQAChain instructions (prompt v1, the
+RAS paper's §4.4) mostly answer in prose; shown three question/Cypher pairs
+they answer in Cypher, so execution feedback has something to act on. The
+examples are built from the schema alone — a count, a property listing and a
+one-hop pattern — so they carry no answer to the user's question and need no
+data values.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel
+
+from cypherturn.graph import GraphSchema, LabelSchema
+
+__all__ = ["FewShotExample", "schema_examples"]
+
+
+class FewShotExample(BaseModel):
+    """One question and the Cypher that answers it."""
+
+    question: str
+    cypher: str
+
+
+def _string_property(label: LabelSchema) -> str | None:
+    names = sorted(key for key, kind in label.properties.items() if kind == "STRING")
+    return names[0] if names else None
+
+
+def _q(name: str) -> str:
+    """The name as written in Cypher: bare when it is a plain identifier, else backticked."""
+    return name if name.isidentifier() else f"`{name}`"
+
+
+def _var(label: str) -> str:
+    return label[:1].lower() if label[:1].isalpha() else "n"
+
+
+def schema_examples(schema: GraphSchema) -> list[FewShotExample]:
+    """Up to three examples built from the schema, deterministic.
+
+    1. a count over the most frequent label;
+    2. a listing of a string property of the next label that has one;
+    3. a one-hop traversal over the most frequent relationship pattern whose
+       endpoints are different labels.
+
+    Args:
+        schema: the introspected or declared schema.
+
+    Returns:
+        0-3 examples; an empty schema gives none.
+    """
+    labels = sorted(schema.labels, key=lambda item: (-item.count, item.label))
+    examples: list[FewShotExample] = []
+    if labels:
+        first = labels[0].label
+        v = _var(first)
+        examples.append(
+            FewShotExample(
+                question=f"How many {first} nodes are there?",
+                cypher=f"MATCH ({v}:{_q(first)}) RETURN count({v}) AS count",
+            )
+        )
+    for label in labels[1:]:
+        prop = _string_property(label)
+        if prop is not None:
+            v = _var(label.label)
+            examples.append(
+                FewShotExample(
+                    question=f"List the {prop} of every {label.label}.",
+                    cypher=f"MATCH ({v}:{_q(label.label)}) RETURN {v}.{_q(prop)} AS {_q(prop)}",
+                )
+            )
+            break
+    by_label = {item.label: item for item in schema.labels}
+    type_count = {item.type: item.count for item in schema.relationship_types}
+    patterns = sorted(
+        (p for p in schema.patterns if p.source != p.target),
+        key=lambda p: (-type_count.get(p.type, 0), p.source, p.type, p.target),
+    )
+    for pattern in patterns:
+        source_prop = (
+            _string_property(by_label[pattern.source]) if pattern.source in by_label else None
+        )
+        if source_prop is None:
+            continue
+        examples.append(
+            FewShotExample(
+                question=f"Which {pattern.source} nodes have a {pattern.type} relationship to a {pattern.target}?",
+                cypher=(
+                    f"MATCH (a:{_q(pattern.source)})-[:{_q(pattern.type)}]->(b:{_q(pattern.target)}) "
+                    f"RETURN DISTINCT a.{_q(source_prop)} AS {_q(source_prop)}"
+                ),
+            )
+        )
+        break
+    return examples

@@ -1,0 +1,290 @@
+"""Pull the Cypher statement out of a chat model's raw completion text.
+
+Models wrap queries in reasoning blocks, chat special tokens, Markdown code
+fences and prose. :func:`extract_cypher` removes those wrappers and nothing
+else: string literals, backtick-quoted names and comments inside the query are
+never rewritten. (LangChain's ``GraphCypherQAChain``, the RAS paper's pipeline,
+only takes the text between the first pair of triple backticks.)
+
+Code fences are found with a CommonMark parser (markdown-it-py). Quoting is
+tracked by a lenient state scan (:func:`_lexer_states`) rather than
+:func:`cypherturn.cypher.tokenize`, because that tokenizer is strict: it rejects
+the unterminated literals and non-Cypher characters that prose and truncated
+answers contain, and extraction must never fail.
+"""
+
+from __future__ import annotations
+
+import re
+
+from markdown_it import MarkdownIt
+
+__all__ = ["extract_cypher"]
+
+CLAUSE_KEYWORDS = frozenset(
+    {
+        "MATCH", "OPTIONAL", "WITH", "UNWIND", "RETURN", "CALL", "CREATE", "MERGE", "DELETE",
+        "DETACH", "SET", "REMOVE", "FOREACH", "LOAD", "USE", "EXPLAIN", "PROFILE", "CYPHER", "SHOW",
+    }
+)  # fmt: skip
+"""Words an openCypher statement can start with."""
+
+CONTINUATION_KEYWORDS = CLAUSE_KEYWORDS | frozenset(
+    {
+        "WHERE", "ORDER", "SKIP", "LIMIT", "AND", "OR", "XOR", "NOT", "UNION", "YIELD", "ON", "AS",
+        "ASC", "DESC", "ASCENDING", "DESCENDING", "CASE", "WHEN", "THEN", "ELSE", "END", "DISTINCT",
+    }
+)  # fmt: skip
+"""Words a line inside a multi-line statement can start with."""
+
+CYPHER_FENCE_TAGS = frozenset({"cypher", "cql", "opencypher", "neo4j", "falkordb", "gql"})
+"""Info-string languages that mark a fenced block as Cypher."""
+
+_OUT, _SINGLE, _DOUBLE, _BACKTICK, _LINE_COMMENT, _BLOCK_COMMENT = range(6)
+
+_END_TOKENS = re.compile(
+    r"<\|(?:im_end|endoftext|eot_id|eom_id|end|im_start|start_header_id|end_of_text)\|>"
+    r"|<end_of_turn>|<start_of_turn>|<\uff5cend\u2581of\u2581sentence\uff5c>"
+)
+_LEADING_ROLE = re.compile(
+    r"^\s*(?:<\|im_start\|>|<\|assistant\|>|<start_of_turn>)(?:assistant|model)?\s*"
+)
+_TRAILING_EOS = re.compile(r"(?:\s*</s>)+\s*$")
+_THINK_OPEN = re.compile(r"^\s*<(think|thinking|reasoning)>", re.IGNORECASE)
+_THINK_CLOSE = re.compile(r"</(?:think|thinking|reasoning)>", re.IGNORECASE)
+_LEADING_COMMENTS = re.compile(r"^(?:\s*(?://[^\n]*|/\*.*?\*/))*\s*", re.DOTALL)
+_FIRST_WORD = re.compile(r"[A-Za-z]+")
+_SENTENCE = re.compile(
+    r"^[A-Z][a-z'\u2019]*\s+[a-z'\u2019]+[,.:;!?]?\s+[a-z'\u2019]+[,.:;!?]?(?:\s|$)"
+)
+_MARKDOWN_LINE = re.compile(r"^(?:#{1,6}\s|\*\*|[-*+]\s|\d+[.)]\s|>\s?|`{3,}|~{3,})")
+_AFTER_COLON = re.compile(r"[:\uff1a]\s*(?=(?:" + "|".join(sorted(CLAUSE_KEYWORDS)) + r")\b)")
+_INLINE_FENCE = re.compile(r"(`{3,})(.+?)\1", re.DOTALL)
+
+_MARKDOWN = MarkdownIt("commonmark")
+
+
+def extract_cypher(text: str) -> str:
+    """Extract the first Cypher statement from a model's completion.
+
+    Steps, in order: drop chat special tokens (a leading role header, anything
+    from the first end-of-turn token such as ``<|im_end|>`` or
+    ``<|endoftext|>``, trailing ``</s>``); drop leading reasoning blocks
+    (``<think>…</think>``; an unclosed leading ``<think>`` means the answer was
+    cut off inside the reasoning, so nothing is left; a ``</think>`` without an
+    opening tag, as templates that open the block in the prompt produce, drops
+    everything before it); take the first Markdown code fence that looks like
+    Cypher (a ``cypher``-like language tag, or content starting with a clause
+    keyword; else the first non-empty fence); without a fence, drop prose
+    before the first line that starts with a clause keyword or an upper-case
+    clause keyword right after a colon (whichever comes first), and from the
+    first prose or Markdown line after it; finally keep the first statement (up
+    to a ``;`` outside literals) and strip whitespace. Anything else the model
+    got wrong (a trailing full stop, a bad clause) is left for the engine to
+    report, so that RAS can feed the engine's message back.
+
+    Args:
+        text: the raw completion.
+
+    Returns:
+        The Cypher statement, or ``""`` when the text holds none.
+    """
+    text = _strip_special_tokens(text)
+    text = _strip_reasoning(text)
+    fenced = _first_fenced_block(text)
+    candidate = fenced if fenced is not None else _strip_prose(text)
+    return _first_statement(candidate)
+
+
+def _lexer_states(text: str) -> list[int]:
+    """The openCypher lexer state in which each character is read, plus the state at the end.
+
+    ``states[i]`` is ``_OUT`` when character ``i`` is ordinary query text, or the
+    literal/comment state it belongs to (an opening quote is read in ``_OUT``;
+    the closing quote belongs to the literal). Strings are ``'…'`` or ``"…"``
+    with backslash escapes, names are `` `…` `` with doubled backticks, and
+    comments are ``//`` to end of line or ``/* … */``.
+    """
+    states = [_OUT] * (len(text) + 1)
+    state = _OUT
+    i = 0
+    n = len(text)
+    while i < n:
+        c = text[i]
+        states[i] = state
+        if state == _OUT:
+            if c == "'":
+                state = _SINGLE
+            elif c == '"':
+                state = _DOUBLE
+            elif c == "`":
+                state = _BACKTICK
+            elif text.startswith("//", i):
+                state = _LINE_COMMENT
+            elif text.startswith("/*", i):
+                states[i + 1] = _BLOCK_COMMENT
+                state = _BLOCK_COMMENT
+                i += 1
+        elif state in (_SINGLE, _DOUBLE):
+            if c == "\\" and i + 1 < n:
+                states[i + 1] = state
+                i += 1
+            elif c == ("'" if state == _SINGLE else '"'):
+                state = _OUT
+        elif state == _BACKTICK:
+            if c == "`":
+                if text.startswith("``", i):
+                    states[i + 1] = state
+                    i += 1
+                else:
+                    state = _OUT
+        elif state == _LINE_COMMENT:
+            if c == "\n":
+                state = _OUT
+        elif text.startswith("*/", i):
+            states[i + 1] = state
+            state = _OUT
+            i += 1
+        i += 1
+    states[n] = state
+    return states
+
+
+def _strip_special_tokens(text: str) -> str:
+    text = _LEADING_ROLE.sub("", text, count=1)
+    end = _END_TOKENS.search(text)
+    if end is not None:
+        text = text[: end.start()]
+    return _TRAILING_EOS.sub("", text)
+
+
+def _strip_reasoning(text: str) -> str:
+    while True:
+        opened = _THINK_OPEN.match(text)
+        if opened is None:
+            break
+        closed = _THINK_CLOSE.search(text, opened.end())
+        if closed is None:
+            return ""
+        text = text[closed.end() :]
+    orphan = _THINK_CLOSE.search(text)
+    if orphan is not None and not re.search(
+        r"<(?:think|thinking|reasoning)>", text[: orphan.start()], re.IGNORECASE
+    ):
+        text = text[orphan.end() :]
+    return text
+
+
+def _starts_with_clause(code: str) -> bool:
+    body = _LEADING_COMMENTS.sub("", code, count=1)
+    word = _FIRST_WORD.match(body)
+    return word is not None and word.group().upper() in CLAUSE_KEYWORDS
+
+
+def _first_fenced_block(text: str) -> str | None:
+    """Content of the first fenced block that looks like Cypher; None when the text has no fence."""
+    fences = [t for t in _MARKDOWN.parse(text) if t.type == "fence"]
+    if not fences:
+        return _inline_fence(text)
+    for token in fences:
+        tag = token.info.strip().split(maxsplit=1)[0].lower() if token.info.strip() else ""
+        if tag in CYPHER_FENCE_TAGS or _starts_with_clause(token.content):
+            return _drop_unclosed_fence_end(token.content)
+    nonempty = [t.content for t in fences if t.content.strip()]
+    return _drop_unclosed_fence_end(nonempty[0]) if nonempty else ""
+
+
+def _inline_fence(text: str) -> str | None:
+    """A one-line fence such as ``` ```cypher MATCH (n) RETURN n``` ```, which CommonMark reads as inline code."""
+    for match in _INLINE_FENCE.finditer(text):
+        body = match.group(2).strip()
+        first, _, rest = body.partition(" ")
+        if first.lower() in CYPHER_FENCE_TAGS and rest.strip():
+            body = rest.strip()
+        if _starts_with_clause(body):
+            return body
+    return None
+
+
+def _drop_unclosed_fence_end(content: str) -> str:
+    """Remove a closing ``` written on the last code line, which CommonMark keeps as content."""
+    stripped = content.rstrip()
+    run = len(stripped) - len(stripped.rstrip("`"))
+    if run >= 3 and _lexer_states(stripped)[len(stripped) - run] == _OUT:
+        return stripped[: len(stripped) - run]
+    return content
+
+
+def _is_prose(line: str) -> bool:
+    """A line that is Markdown structure or an English sentence rather than Cypher."""
+    stripped = line.strip()
+    if _MARKDOWN_LINE.match(stripped):
+        return True
+    # Cypher never ends a line with sentence punctuation outside a literal.
+    if stripped[-1:] in (".", "!", "?"):
+        return True
+    word = _FIRST_WORD.match(stripped)
+    if word is None or (word.group().isupper() and word.group() in CONTINUATION_KEYWORDS):
+        return False
+    return _SENTENCE.match(stripped) is not None or stripped.endswith(":")
+
+
+def _statement_start(text: str) -> int | None:
+    """Offset where the statement begins: the earlier of a clause-keyword line and a keyword after a colon."""
+    starts: list[int] = []
+    offset = 0
+    for line in text.splitlines(keepends=True):
+        stripped = line.lstrip()
+        word = _FIRST_WORD.match(stripped)
+        is_tag = stripped.strip().lower() in CYPHER_FENCE_TAGS  # a bare "cypher" language line
+        if (
+            word is not None
+            and word.group().upper() in CLAUSE_KEYWORDS
+            and not is_tag
+            and (word.group().isupper() or not _is_prose(line))
+        ):
+            starts.append(offset + len(line) - len(stripped))
+            break
+        offset += len(line)
+    after_colon = _AFTER_COLON.search(text)
+    if after_colon is not None:
+        starts.append(after_colon.end())
+    return min(starts, default=None)
+
+
+def _strip_prose(text: str) -> str:
+    """The statement lines of an unfenced answer, without the prose around them."""
+    start = _statement_start(text)
+    if start is None:
+        return ""
+    body = text[start:]
+    states = _lexer_states(body)
+    lines = body.splitlines(keepends=True)
+    kept: list[str] = []
+    offset = 0
+    for number, line in enumerate(lines):
+        in_literal = states[offset] not in (_OUT, _LINE_COMMENT)
+        offset += len(line)
+        if number == 0 or in_literal:
+            kept.append(line)
+            continue
+        if not line.strip():
+            following = next((x for x in lines[number + 1 :] if x.strip()), "")
+            word = _FIRST_WORD.match(following.lstrip())
+            if word is None or word.group().upper() not in CONTINUATION_KEYWORDS:
+                break
+            kept.append(line)
+            continue
+        if _is_prose(line):
+            break
+        kept.append(line)
+    return "".join(kept)
+
+
+def _first_statement(code: str) -> str:
+    """Text before the first ``;`` outside literals and comments, stripped."""
+    states = _lexer_states(code)
+    for i, c in enumerate(code):
+        if c == ";" and states[i] == _OUT:
+            return code[:i].strip()
+    return code.strip()

@@ -1,0 +1,163 @@
+"""What a strategy run is configured with and what it records: one Attempt per generation, one StrategyResult per question."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, computed_field
+
+from cypherturn.errors import ConfigError, ErrorClass
+from cypherturn.graph import QueryResult
+from cypherturn.models import DEFAULT_TEMPERATURE
+from cypherturn.strategies._prompts import PROMPT_VERSION
+
+__all__ = ["DEFAULT_BUDGET", "RESULT_SCHEMA_VERSION", "Attempt", "StrategyConfig", "StrategyResult"]
+
+DEFAULT_BUDGET = 5
+"""Inference budget T, attempts per question (RAS paper §4.7)."""
+
+RESULT_SCHEMA_VERSION = 1
+"""Version of the StrategyResult layout written to disk."""
+
+
+class StrategyConfig(BaseModel):
+    """Decoding and execution settings shared by every attempt of a run.
+
+    IS and RAS runs compared with each other must use the same config: attempt 1
+    then sees the identical prompt and decoding settings (RAS paper §4.6).
+
+    Attributes:
+        budget: the budget T, most attempts per question (``single`` always makes one).
+        temperature: sampling temperature (RAS §4.7: 0.9).
+        max_tokens: most tokens generated per attempt.
+        seed: base sampling seed; attempt t uses ``seed + t - 1`` so that resampling
+            from the same context (IS) does not repeat one sample. ``None``: unseeded.
+        timeout_s: query timeout, seconds (``None``: the engine's default, 120 s).
+        row_cap: rows kept per query (``None``: the engine's default).
+        prompt_version: version of the prompt templates.
+
+    Raises:
+        ConfigError: a setting is out of range or of the wrong type (also when a
+            record is read back with ``model_validate``, which calls ``__init__``).
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    def __init__(self, **settings: Any) -> None:
+        try:
+            super().__init__(**settings)
+        except ValidationError as e:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in e.errors()
+            )
+            raise ConfigError(f"invalid strategy settings: {problems}") from e
+
+    budget: int = Field(default=DEFAULT_BUDGET, ge=1)
+    temperature: float = Field(default=DEFAULT_TEMPERATURE, ge=0.0)
+    max_tokens: int = Field(default=512, ge=1)
+    seed: int | None = None
+    timeout_s: float | None = Field(default=None, gt=0.0)
+    row_cap: int | None = Field(default=None, ge=1)
+    prompt_version: str = PROMPT_VERSION
+
+    def attempt_seed(self, index: int) -> int | None:
+        """The sampling seed of attempt ``index`` (1-based), or None when unseeded."""
+        return None if self.seed is None else self.seed + index - 1
+
+
+class Attempt(BaseModel):
+    """One generate-extract-execute step (one t of Algorithms 1 and 2).
+
+    Attributes:
+        index: t, 1-based.
+        context_messages: messages in the context the model was given.
+        raw_text: the model's completion, unchanged.
+        query: the Cypher extracted from it (``""`` when none was found).
+        outcome: ``"ok"`` when the engine executed the query (m_t not in M_error).
+        error_class: the failure class; an empty extraction is ``syntax``.
+        error_message: the engine's own message (the feedback m_t), or the
+            extraction message for an empty extraction.
+        row_count: rows returned (after the row cap), on success.
+        truncated: the row cap cut the result.
+        prompt_tokens: prompt tokens as counted by the model (the context size).
+        completion_tokens: tokens generated.
+        finish_reason: the model's finish reason, when reported.
+        seed: the sampling seed used.
+        model_latency_s: wall time of the model call, seconds.
+        execution_latency_s: wall time of the engine call, seconds (0 when nothing ran).
+    """
+
+    index: int = Field(ge=1)
+    context_messages: int = Field(ge=1)
+    raw_text: str
+    query: str
+    outcome: Literal["ok", "error"]
+    error_class: ErrorClass | None = None
+    error_message: str | None = None
+    row_count: int | None = None
+    truncated: bool = False
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    finish_reason: str | None = None
+    seed: int | None = None
+    model_latency_s: float = 0.0
+    execution_latency_s: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        """True when the query executed."""
+        return self.outcome == "ok"
+
+
+class StrategyResult(BaseModel):
+    """The outcome of one strategy on one question (the return value of Algorithms 1 and 2).
+
+    Attributes:
+        schema_version: layout version of this record.
+        strategy: ``single``, ``is`` or ``ras``.
+        budget: the budget T the run was allowed.
+        prompt_version: version of the prompt templates.
+        model: the model's spec string.
+        question: the question x.
+        config: the decoding and execution settings.
+        attempts: every attempt, in order.
+        final_query: the first executable query, else the last query (the fallback).
+        final_result: its rows when it executed, else None.
+        success: True when some attempt executed.
+    """
+
+    schema_version: int = RESULT_SCHEMA_VERSION
+    strategy: str
+    budget: int = Field(ge=1)
+    prompt_version: str
+    model: str
+    question: str
+    config: StrategyConfig
+    attempts: list[Attempt]
+    final_query: str
+    final_result: QueryResult | None
+    success: bool
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def attempts_used(self) -> int:
+        """Number of attempts made (1..budget)."""
+        return len(self.attempts)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def context_messages(self) -> list[int]:
+        """Messages in the context at each attempt: constant for IS, +2 per failure for RAS."""
+        return [a.context_messages for a in self.attempts]
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def context_prompt_tokens(self) -> list[int]:
+        """Prompt tokens at each attempt, as counted by the model."""
+        return [a.prompt_tokens for a in self.attempts]
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def total_tokens(self) -> int:
+        """Prompt plus completion tokens over all attempts (the compute spent)."""
+        return sum(a.prompt_tokens + a.completion_tokens for a in self.attempts)

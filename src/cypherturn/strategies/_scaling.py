@@ -1,0 +1,223 @@
+"""Single pass, Independent Scaling (RAS paper Algorithm 1) and Reflection-Augmented Scaling (Algorithm 2).
+
+The three strategies share one loop and differ only in the context of later
+attempts: ``single`` stops after one attempt, ``is`` resamples from the same
+context C0 = (x, S), ``ras`` appends each failed query q_t and the engine's
+message m_t (with a corrective instruction) before the next attempt.
+They talk to the model only through :meth:`ChatModel.chat` and to the graph
+only through :meth:`GraphEngine.execute`.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+from cypherturn.errors import ConfigError, ErrorClass, QueryError
+from cypherturn.graph import GraphEngine, QueryResult
+from cypherturn.models import ChatMessage, ChatModel, ChatResponse
+from cypherturn.strategies._examples import FewShotExample
+from cypherturn.strategies._extract import extract_cypher
+from cypherturn.strategies._prompts import PromptSet, load_prompts
+from cypherturn.strategies._records import Attempt, StrategyConfig, StrategyResult
+
+__all__ = ["EMPTY_EXTRACTION_MESSAGE", "STRATEGY_NAMES", "Strategy", "get_strategy"]
+
+logger = logging.getLogger(__name__)
+
+EMPTY_EXTRACTION_MESSAGE = "No Cypher statement was found in the response."
+"""The failure message of an attempt whose completion holds no query.
+
+Such an attempt is a failed attempt classed :attr:`ErrorClass.SYNTAX` (an empty
+statement does not parse), and RAS feeds this message back as m_t.
+"""
+
+
+@runtime_checkable
+class Strategy(Protocol):
+    """An inference-time strategy selected by name (``single``, ``is``, ``ras``)."""
+
+    @property
+    def name(self) -> str:
+        """The strategy's name, recorded in results."""
+        ...
+
+    def run(
+        self,
+        model: ChatModel,
+        engine: GraphEngine,
+        question: str,
+        schema_text: str,
+        config: StrategyConfig | None = None,
+        examples: Sequence[FewShotExample] = (),
+    ) -> StrategyResult:
+        """Answer one question with at most ``config.budget`` attempts.
+
+        Args:
+            model: the chat model.
+            engine: the graph the queries run on (read-only, through ``execute``).
+            question: the natural-language question x.
+            schema_text: the schema S rendered as text by the graph package.
+            config: decoding and execution settings (default: :class:`StrategyConfig`).
+            examples: few-shot pairs for prompt versions that show them (v2),
+                e.g. :func:`schema_examples`; part of C0, so identical for IS and RAS.
+
+        Returns:
+            Every attempt and the final query: the first executable one, else
+            the last one generated.
+
+        Raises:
+            ModelError: the model failed (an infrastructure error, not a query failure).
+            EngineConnectionError: the engine is unreachable.
+            ConfigError: the config names an unknown prompt version.
+        """
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class _ScalingStrategy:
+    """The loop shared by Algorithms 1 and 2.
+
+    Attributes:
+        name: the strategy's name.
+        reflect: append (q_t, m_t) to the context after each failure (RAS).
+        single_pass: make exactly one attempt whatever the budget.
+    """
+
+    name: str
+    reflect: bool
+    single_pass: bool = False
+
+    def run(
+        self,
+        model: ChatModel,
+        engine: GraphEngine,
+        question: str,
+        schema_text: str,
+        config: StrategyConfig | None = None,
+        examples: Sequence[FewShotExample] = (),
+    ) -> StrategyResult:
+        """See :meth:`Strategy.run`."""
+        config = config or StrategyConfig()
+        prompts = load_prompts(config.prompt_version)
+        budget = 1 if self.single_pass else config.budget
+        context = prompts.initial_context(question, schema_text, examples)
+        attempts: list[Attempt] = []
+        final_result: QueryResult | None = None
+        for index in range(1, budget + 1):
+            seed = config.attempt_seed(index)
+            response = model.chat(
+                list(context),
+                temperature=config.temperature,
+                max_tokens=config.max_tokens,
+                seed=seed,
+            )
+            attempt, final_result = _attempt(engine, index, len(context), seed, response, config)
+            attempts.append(attempt)
+            logger.debug(
+                "%s attempt %d/%d: %s %s",
+                self.name,
+                index,
+                budget,
+                attempt.outcome,
+                attempt.error_class,
+            )
+            if attempt.ok:
+                break
+            if self.reflect and index < budget:
+                context.extend(_feedback(prompts, attempt))
+        return StrategyResult(
+            strategy=self.name,
+            budget=budget,
+            prompt_version=prompts.version,
+            model=model.spec,
+            question=question,
+            config=config,
+            attempts=attempts,
+            final_query=attempts[-1].query,
+            final_result=final_result,
+            success=attempts[-1].ok,
+        )
+
+
+def _attempt(
+    engine: GraphEngine,
+    index: int,
+    context_messages: int,
+    seed: int | None,
+    response: ChatResponse,
+    config: StrategyConfig,
+) -> tuple[Attempt, QueryResult | None]:
+    """Extract and execute one completion; a query the engine refuses is a failed attempt."""
+    query = extract_cypher(response.text)
+    result: QueryResult | None = None
+    error_class: ErrorClass | None = None
+    error_message: str | None = None
+    execution_s = 0.0
+    if not query:
+        error_class, error_message = ErrorClass.SYNTAX, EMPTY_EXTRACTION_MESSAGE
+    else:
+        started = time.perf_counter()
+        try:
+            result = engine.execute(query, timeout_s=config.timeout_s, row_cap=config.row_cap)
+        except QueryError as e:
+            error_class, error_message = e.error_class, e.engine_message
+        execution_s = time.perf_counter() - started
+    attempt = Attempt(
+        index=index,
+        context_messages=context_messages,
+        raw_text=response.text,
+        query=query,
+        outcome="ok" if result is not None else "error",
+        error_class=error_class,
+        error_message=error_message,
+        row_count=result.row_count if result is not None else None,
+        truncated=result.truncated if result is not None else False,
+        prompt_tokens=response.prompt_tokens,
+        completion_tokens=response.completion_tokens,
+        finish_reason=response.finish_reason,
+        seed=seed,
+        model_latency_s=response.latency_s,
+        execution_latency_s=execution_s,
+    )
+    return attempt, result
+
+
+def _feedback(prompts: PromptSet, attempt: Attempt) -> list[ChatMessage]:
+    """The (q_t, m_t) turn; an empty extraction shows the model its own raw answer instead."""
+    shown = attempt.query or attempt.raw_text.strip()
+    return prompts.feedback_turn(shown, attempt.error_message or "")
+
+
+_STRATEGIES: dict[str, Strategy] = {
+    "single": _ScalingStrategy(name="single", reflect=False, single_pass=True),
+    "is": _ScalingStrategy(name="is", reflect=False),
+    "ras": _ScalingStrategy(name="ras", reflect=True),
+}
+
+STRATEGY_NAMES = tuple(_STRATEGIES)
+"""Names :func:`get_strategy` accepts."""
+
+
+def get_strategy(name: str) -> Strategy:
+    """The strategy with this name.
+
+    Args:
+        name: ``single`` (one attempt), ``is`` (Independent Scaling, Algorithm 1)
+            or ``ras`` (Reflection-Augmented Scaling, Algorithm 2).
+
+    Returns:
+        The strategy.
+
+    Raises:
+        ConfigError: unknown name.
+    """
+    try:
+        return _STRATEGIES[name]
+    except KeyError:
+        raise ConfigError(
+            f"unknown strategy {name!r}; choose one of: {', '.join(STRATEGY_NAMES)}"
+        ) from None

@@ -1,0 +1,63 @@
+"""Session-wide fixtures: one real embedded FalkorDB, and fresh graphs on it.
+
+``CYPHERTURN_HOME`` points at a temporary directory for the whole session, so
+code under test that opens the default embedded engine (``open_engine(None,
+...)``, the CLI) reuses the session's server instead of touching the user's
+``~/.cache/cypherturn``.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from cypherturn.graph import (
+    EmbeddedFalkorDB,
+    FalkorDBEngine,
+    GraphEngine,
+    default_data_dir,
+)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def cypherturn_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A private ``CYPHERTURN_HOME`` for the test session."""
+    home = tmp_path_factory.mktemp("cypherturn-home")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("CYPHERTURN_HOME", str(home))
+        yield home
+
+
+@pytest.fixture(scope="session")
+def embedded_server(cypherturn_home: Path) -> Iterator[EmbeddedFalkorDB]:
+    """The one real embedded FalkorDB of the test session (default data dir of the session home)."""
+    server = EmbeddedFalkorDB(default_data_dir()).start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def make_engine(embedded_server: EmbeddedFalkorDB) -> Iterator[Callable[..., GraphEngine]]:
+    """Factory ``make_engine(name=None) -> GraphEngine`` on fresh, empty, uniquely named graphs.
+
+    The graph exists (read queries work) but holds nothing; every graph made
+    is dropped at teardown.
+    """
+    engines: list[FalkorDBEngine] = []
+
+    def make(name: str | None = None) -> GraphEngine:
+        graph = f"{name or 'test'}_{uuid.uuid4().hex[:10]}"
+        engine = FalkorDBEngine(
+            embedded_server.client(), graph, spec=f"embedded:{embedded_server.data_dir}#{graph}"
+        )
+        engine.ensure_graph()
+        engines.append(engine)
+        return engine
+
+    yield make
+    for engine in engines:
+        engine.drop()
+        engine.close()

@@ -1,0 +1,144 @@
+"""SEM, CER, breakdowns, cost and cliff figures on small synthetic score tables with known answers."""
+
+from __future__ import annotations
+
+import pytest
+
+from cypherturn.metrics import (
+    Action,
+    PredictionStatus,
+    ProtocolName,
+    PsjsStatus,
+    QueryAttempt,
+    TurnRecord,
+    TurnScore,
+    breakdown,
+    cer,
+    cer_by_position,
+    ex_by_position,
+    session_scores,
+    summarize,
+)
+
+
+def turn(
+    session: str,
+    t: int,
+    ex: int,
+    *,
+    model: str = "m",
+    protocol: str = "agentic",
+    depends: bool = True,
+    cliff: bool = False,
+    phenomenon: str = "EXPAND",
+    psjs: float | None = 1.0,
+    **record: object,
+) -> TurnScore:
+    rec = TurnRecord(
+        run_id="r",
+        model=model,
+        protocol=ProtocolName(protocol),
+        session_id=session,
+        turn=t,
+        graph="g",
+        phenomenon=phenomenon,
+        depends_on=t - 1 if depends and t > 1 else None,
+        gold_cypher="RETURN 1",
+        predicted_cypher=None if cliff else "RETURN 1",
+        cliff=cliff,
+        **record,  # type: ignore[arg-type]
+    )
+    return TurnScore(
+        record=rec,
+        ex=ex,
+        ex_relaxed=ex,
+        psjs=psjs,
+        psjs_status=PsjsStatus.OK if psjs is not None else PsjsStatus.PREDICTION_UNSUPPORTED,
+        prediction_status=PredictionStatus.OK,
+        executions=0 if cliff else 1,
+    )
+
+
+# Session A: 1 0 0 1   Session B: 0 0 1   Session C: 1 1
+TABLE = [
+    turn("A", 1, 1), turn("A", 2, 0), turn("A", 3, 0), turn("A", 4, 1),
+    turn("B", 1, 0), turn("B", 2, 0), turn("B", 3, 1),
+    turn("C", 1, 1), turn("C", 2, 1),
+]  # fmt: skip
+
+
+def test_sem_counts_sessions_with_every_turn_correct() -> None:
+    sessions = {s.session_id: s for s in session_scores(TABLE)}
+    assert {k: s.sem for k, s in sessions.items()} == {"A": 0, "B": 0, "C": 1}
+    assert sessions["A"].ex == pytest.approx(0.5)
+    assert summarize(TABLE)[0].sem == pytest.approx(1 / 3)
+
+
+def test_cer_conditions_on_the_failed_dependency() -> None:
+    # Failed predecessors: A2 -> A3 fails, A3 -> A4 succeeds, B1 -> B2 fails, B2 -> B3 succeeds.
+    assert cer(TABLE) == pytest.approx(2 / 4)
+    assert cer_by_position(TABLE) == {2: 1.0, 3: 0.5, 4: 0.0}
+
+
+def test_cer_ignores_chain_independent_turns() -> None:
+    table = [turn("S", 1, 0), turn("S", 2, 0, depends=False), turn("S", 3, 0)]
+    assert cer(table) == 1.0
+    assert cer([turn("S", 1, 0), turn("S", 2, 0, depends=False)]) is None
+
+
+def test_ex_by_position_and_breakdown() -> None:
+    assert ex_by_position(TABLE) == {
+        1: pytest.approx(2 / 3),
+        2: pytest.approx(1 / 3),
+        3: 0.5,
+        4: 1.0,
+    }
+    cells = breakdown(TABLE, "turn")[("m", "agentic", 3)]
+    assert list(cells) == ["T1", "T2", "T3", "T4"]
+    assert cells["T1"].n == 3 and cells["T1"].ex == pytest.approx(2 / 3)
+
+
+def test_systems_are_separated_and_sorted() -> None:
+    table = [*TABLE, turn("A", 1, 1, protocol="guided"), turn("A", 1, 0, model="a")]
+    keys = [(s.model, s.protocol.value) for s in summarize(table)]
+    assert keys == [("a", "agentic"), ("m", "agentic"), ("m", "guided")]
+
+
+def test_cliff_exhaustion_and_ex_excluding_cliff() -> None:
+    table = [
+        turn("A", 1, 1),
+        turn("A", 2, 0, cliff=True),
+        turn("B", 1, 1, budget_remaining=0),
+        turn("C", 1, 0),
+    ]
+    summary = summarize(table)[0]
+    assert summary.exhaustion_rate == pytest.approx(2 / 3)
+    assert summary.ex == pytest.approx(0.5)
+    assert summary.ex_excl_cliff == pytest.approx(2 / 3)
+    assert summary.executions_per_prediction == pytest.approx(1.0)
+
+
+def test_tokens_actions_qer_and_psjs_coverage() -> None:
+    attempts = [QueryAttempt(index=1, outcome="error"), QueryAttempt(index=2, outcome="ok")]
+    table = [
+        turn("A", 1, 1, output_tokens=100, actions={Action.INSPECT_SCHEMA: 3, Action.SUBMIT_ANSWER: 1}),
+        turn(
+            "A", 2, 0, output_tokens=50, psjs=None, query_attempts=attempts,
+            actions={Action.EXECUTE_CYPHER: 1, Action.SUBMIT_ANSWER: 1},
+        ),
+        turn("B", 1, 1, output_tokens=30, psjs=0.5),
+    ]  # fmt: skip
+    summary = summarize(table)[0]
+    assert summary.tok_per_session == pytest.approx((150 + 30) / 2)
+    assert summary.qer == pytest.approx(0.5)
+    assert summary.psjs == pytest.approx(0.75)
+    assert summary.psjs_coverage == pytest.approx(2 / 3)
+    assert summary.action_fractions == {
+        "execute_cypher": 0.25, "inspect_schema": 0.75, "search_values": 0.0, "ask_user": 0.0,
+    }  # fmt: skip
+
+
+def test_invalid_turns_are_left_out() -> None:
+    bad = turn("A", 1, 0).model_copy(update={"valid": False, "gold_error": "boom"})
+    assert summarize([bad]) == []
+    assert summarize([bad, turn("B", 1, 1)])[0].turns == 1

@@ -1,0 +1,69 @@
+"""GGUFChatModel with the bundled default model (SmolLM2-135M-Instruct): real in-process generation."""
+
+from __future__ import annotations
+
+import pytest
+
+from cypherturn.errors import ModelResponseError
+from cypherturn.models import ChatMessage, GGUFChatModel, default_model_path, load_model
+
+SCHEMA = """Node properties:
+Person {name: STRING, age: INTEGER}
+City {name: STRING}
+Relationship properties:
+
+The relationships:
+(:Person)-[:LIVES_IN]->(:City)"""
+
+QUESTION = [
+    ChatMessage(
+        role="user",
+        content=(
+            "Generate a Cypher statement for this graph schema:\n"
+            f"{SCHEMA}\nQuestion: Which people live in Paris?"
+        ),
+    )
+]
+
+
+@pytest.fixture(scope="module")
+def default_model() -> GGUFChatModel:
+    model = load_model("default")
+    assert isinstance(model, GGUFChatModel)
+    model.load()
+    return model
+
+
+def test_default_model_generates_text_with_token_counts(default_model: GGUFChatModel) -> None:
+    response = default_model.chat(QUESTION, max_tokens=48, seed=11)
+
+    assert response.text.strip()
+    assert 40 < response.prompt_tokens < 400
+    assert 1 <= response.completion_tokens <= 48
+    assert response.finish_reason in {"stop", "length"}
+    assert response.latency_s > 0
+    assert response.model == "default"
+
+
+def test_same_seed_gives_the_same_completion(default_model: GGUFChatModel) -> None:
+    first = default_model.chat(QUESTION, max_tokens=24, seed=5)
+    second = default_model.chat(QUESTION, max_tokens=24, seed=5)
+
+    assert first.text == second.text
+    assert first.completion_tokens == second.completion_tokens
+
+
+def test_model_is_loaded_once_per_path(default_model: GGUFChatModel) -> None:
+    load_s = default_model.load()
+
+    other = GGUFChatModel(default_model_path(), spec="another handle")
+
+    assert other.load() == load_s
+
+
+def test_prompt_longer_than_the_context_is_a_response_error() -> None:
+    model = GGUFChatModel(default_model_path(), n_ctx=64)
+    long = [ChatMessage(role="user", content="MATCH (n) RETURN n " * 60)]
+
+    with pytest.raises(ModelResponseError, match="exceed context window"):
+        model.chat(long, max_tokens=8)

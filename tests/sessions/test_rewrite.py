@@ -1,0 +1,40 @@
+"""Optional rewriting by a model: recorded per turn, never changing the gold."""
+
+from __future__ import annotations
+
+from session_graphs import WorldGraphs
+
+from cypherturn.models import ReplayChatModel
+from cypherturn.sessions import load_bank, rewrite_sessions
+from cypherturn.sessions._rewrite import required_literals
+
+
+def test_rewrites_are_recorded_and_golds_untouched(worlds: WorldGraphs) -> None:
+    session = worlds.sample("merchant_harbor")[0]
+    keep = [t.turn_index for t in session.turns if required_literals(t)][:1]
+    replies = []
+    for turn in session.turns:
+        if turn.turn_index in keep:
+            replies.append("<think>hmm</think> Hey, something without the values")
+        else:
+            replies.append(
+                f'"Rephrased: {turn.utterance} {" ".join(sorted(required_literals(turn)))}"'
+            )
+    model = ReplayChatModel(replies, spec="replay:test")
+    [rewritten] = rewrite_sessions([session], model)
+    assert len(model.calls) == len(session.turns)
+    assert load_bank().persona(session.persona).title in model.calls[0][0].content
+    assert session.turns[0].utterance in model.calls[0][1].content
+    for before, after in zip(session.turns, rewritten.turns, strict=True):
+        assert after.gold_cypher == before.gold_cypher and after.gold_result == before.gold_result
+        assert after.skeleton == before.skeleton
+        if before.turn_index in keep:
+            assert after.utterance == before.utterance and after.rewrite is None
+        else:
+            assert after.utterance.startswith("Rephrased: ")
+            assert after.rewrite is not None
+            assert (
+                after.rewrite.model == "replay:test"
+                and after.rewrite.original_utterance == before.utterance
+            )
+    assert keep, "the sample has a turn with literals to keep"
