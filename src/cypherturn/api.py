@@ -123,6 +123,7 @@ def ask(
     timeout_s: float | None = None,
     row_cap: int | None = None,
     data_path: Path | None = None,
+    prompt_version: str | None = None,
 ) -> StrategyResult:
     """Answer one plain-language question with generated Cypher, executed read-only.
 
@@ -143,6 +144,8 @@ def ask(
         timeout_s: per-query timeout, seconds (default 120).
         row_cap: rows kept per query.
         data_path: dataset files for the first load.
+        prompt_version: ``v1`` (the RAS paper's zero-shot GraphCypherQAChain
+            prompt) or ``v2`` (default: schema-derived few-shot examples).
 
     Returns:
         Every attempt and the final query with its rows.
@@ -162,6 +165,8 @@ def ask(
     }
     if temperature is not None:
         settings["temperature"] = temperature
+    if prompt_version is not None:
+        settings["prompt_version"] = prompt_version
     config = StrategyConfig(**settings)
     with connect(graph, engine_url=engine_url, data_path=data_path) as engine:
         schema = engine.schema()

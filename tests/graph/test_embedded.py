@@ -124,7 +124,7 @@ def test_owner_process_stops_server_on_sigterm(tmp_path: Path) -> None:
     assert not (data_dir / "server.json").exists()
 
 
-def test_orphaned_server_is_reused_then_force_stopped(tmp_path: Path) -> None:
+def test_orphaned_server_is_reused_and_stopped_by_its_last_user(tmp_path: Path) -> None:
     data_dir = tmp_path / "orphan"
     child = _python(
         """
@@ -138,16 +138,49 @@ def test_orphaned_server_is_reused_then_force_stopped(tmp_path: Path) -> None:
     )
     assert child.stdout is not None
     server_pid = int(child.stdout.readline())
-    child.kill()  # SIGKILL: no atexit, the server is orphaned
+    child.kill()  # SIGKILL: no atexit, the server is orphaned with a stale lease
     child.wait(timeout=30)
     assert _alive(server_pid)
     adopter = EmbeddedFalkorDB(data_dir).start()
     assert (adopter.pid, adopter.owned) == (server_pid, False)
     adopter.stop()
-    assert _alive(server_pid)
-    adopter.start()
-    adopter.stop(force=True)
     assert _wait_dead(server_pid)
+    assert list((data_dir / "clients").iterdir()) == []
+
+
+def test_server_outlives_its_starter_while_another_process_uses_it(tmp_path: Path) -> None:
+    data_dir = tmp_path / "shared"
+    starter = EmbeddedFalkorDB(data_dir).start()
+    user = _python(
+        """
+        import sys
+        from cypherturn.graph import EmbeddedFalkorDB
+        s = EmbeddedFalkorDB(DATA_DIR).start()
+        print(s.pid, flush=True)
+        sys.stdin.readline()
+        """,
+        data_dir,
+    )
+    user.stdin = None
+    assert user.stdout is not None
+    server_pid = int(user.stdout.readline())
+    assert server_pid == starter.pid
+    starter.stop()
+    assert _alive(server_pid)
+    user.terminate()
+    user.wait(timeout=60)
+    assert _wait_dead(server_pid)
+
+
+def test_force_stop_ends_a_server_others_still_use(tmp_path: Path) -> None:
+    data_dir = tmp_path / "forced"
+    first = EmbeddedFalkorDB(data_dir).start()
+    second = EmbeddedFalkorDB(data_dir).start()
+    assert second.pid == first.pid and not second.owned
+    pid = first.pid
+    assert pid is not None
+    second.stop(force=True)
+    assert _wait_dead(pid)
 
 
 def test_stale_state_file_starts_a_fresh_server(tmp_path: Path) -> None:

@@ -16,6 +16,7 @@ from cypherturn.strategies import (
     StrategyConfig,
     extract_cypher,
     get_strategy,
+    load_prompts,
 )
 
 SCHEMA_TEXT = """Node properties:
@@ -48,7 +49,8 @@ def test_ras_with_the_default_model_on_a_tiny_graph(
     assert result.final_query == result.attempts[-1].query
     if result.attempts_used == 2:
         assert not result.attempts[0].ok
-        assert result.context_messages == [1, 3]
+        base = len(load_prompts().initial_context("q", SCHEMA_TEXT))
+        assert result.context_messages == [base, base + 2]
         assert result.context_prompt_tokens[1] > result.context_prompt_tokens[0]
     for attempt in result.attempts:
         assert attempt.raw_text.strip()

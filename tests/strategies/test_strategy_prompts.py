@@ -1,29 +1,34 @@
-"""Prompt templates, strategy selection and configuration (no engine needed)."""
+"""Prompt templates, schema-derived examples, strategy selection and configuration."""
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import pytest
 
 from cypherturn.errors import ConfigError
+from cypherturn.graph import GraphEngine, GraphSchema
 from cypherturn.strategies import (
     DEFAULT_BUDGET,
     PROMPT_VERSION,
     STRATEGY_NAMES,
+    FewShotExample,
     Strategy,
     StrategyConfig,
     get_strategy,
     load_prompts,
+    schema_examples,
 )
 
 SCHEMA = "Node properties:\nPerson {name: STRING, tags: LIST}\nThe relationships:\n(:Person)-[:KNOWS]->(:Person)"
 
 
-def test_initial_context_is_the_graphcypherqa_prompt_with_schema_and_question() -> None:
-    prompts = load_prompts()
+def test_v1_context_is_the_graphcypherqa_prompt_with_schema_and_question() -> None:
+    prompts = load_prompts("v1")
 
     context = prompts.initial_context("  Who knows Alice?\n", SCHEMA)
 
-    assert prompts.version == PROMPT_VERSION
+    assert prompts.version == "v1"
     assert len(context) == 1
     assert context[0].role == "user"
     text = context[0].content
@@ -33,10 +38,15 @@ def test_initial_context_is_the_graphcypherqa_prompt_with_schema_and_question() 
     assert text.endswith("The question is:\nWho knows Alice?")
 
 
-def test_schema_braces_are_not_template_fields() -> None:
-    context = load_prompts().initial_context("q", "Person {name: STRING} {question}")
+@pytest.mark.parametrize("version", ["v1", "v2"])
+def test_schema_braces_are_not_template_fields(version: str) -> None:
+    context = load_prompts(version).initial_context("q", "Person {name: STRING} {question}")
 
     assert "Person {name: STRING} {question}" in context[0].content
+
+
+def test_default_prompt_version_is_v2() -> None:
+    assert PROMPT_VERSION == load_prompts().version == "v2"
 
 
 def test_feedback_turn_is_the_query_then_the_engine_message_with_an_instruction() -> None:
@@ -100,3 +110,54 @@ def test_config_read_back_from_disk_still_validates() -> None:
     assert StrategyConfig.model_validate({"budget": 3, "seed": 9}) == StrategyConfig(
         budget=3, seed=9
     )
+
+
+def test_v1_is_the_papers_single_message_prompt_and_ignores_examples() -> None:
+    examples = [FewShotExample(question="How many A?", cypher="MATCH (a:A) RETURN count(a)")]
+    context = load_prompts("v1").initial_context("Q?", "SCHEMA", examples)
+    assert [m.role for m in context] == ["user"]
+    assert "SCHEMA" in context[0].content and "Q?" in context[0].content
+    assert "Generate Cypher statement to query a graph database" in context[0].content
+
+
+def test_v2_puts_schema_in_system_then_examples_then_question() -> None:
+    examples = [
+        FewShotExample(question="How many A?", cypher="MATCH (a:A) RETURN count(a)"),
+        FewShotExample(question="List B names.", cypher="MATCH (b:B) RETURN b.name"),
+    ]
+    context = load_prompts("v2").initial_context("Q?", "SCHEMA", examples)
+    assert [m.role for m in context] == ["system", "user", "assistant", "user", "assistant", "user"]
+    assert "SCHEMA" in context[0].content
+    assert [m.content for m in context[1:5]] == [
+        "How many A?",
+        "MATCH (a:A) RETURN count(a)",
+        "List B names.",
+        "MATCH (b:B) RETURN b.name",
+    ]
+    assert context[-1].content == "Q?"
+
+
+def test_schema_examples_are_derived_from_the_schema_and_execute(
+    make_engine: Callable[..., GraphEngine],
+) -> None:
+    engine = make_engine()
+    engine.write(
+        "CREATE (:Person {name: 'Ada'})-[:LIVES_IN]->(:City {name: 'Paris'}),"
+        " (:Person {name: 'Alan'})-[:LIVES_IN]->(:City {name: 'London'}),"
+        " (:Person {name: 'Grace'})"
+    )
+    examples = schema_examples(engine.schema())
+    assert [e.cypher for e in examples] == [
+        "MATCH (p:Person) RETURN count(p) AS count",
+        "MATCH (c:City) RETURN c.name AS name",
+        "MATCH (a:Person)-[:LIVES_IN]->(b:City) RETURN DISTINCT a.name AS name",
+    ]
+    assert [engine.execute(e.cypher).rows for e in examples] == [
+        [[3]],
+        [["Paris"], ["London"]],
+        [["Ada"], ["Alan"]],
+    ]
+
+
+def test_schema_examples_of_an_empty_schema_are_none() -> None:
+    assert schema_examples(GraphSchema()) == []

@@ -27,6 +27,9 @@ The relationships:
 
 QUESTION = "What are the names of all people?"
 
+BASE = len(load_prompts().initial_context(QUESTION, SCHEMA_TEXT))
+"""Messages in C0 for the default prompt version, before any feedback."""
+
 SYNTAX_ERROR = "MATCH (p:Person RETURN p.name"
 UNDEFINED_VARIABLE = "```cypher\nMATCH (p:Person) RETURN q.name\n```"
 GOOD = "MATCH (p:Person) RETURN p.name AS name ORDER BY name"
@@ -88,7 +91,9 @@ def test_ras_appends_one_query_error_pair_per_failure(engine: GraphEngine) -> No
     assert result.final_query == GOOD
     assert result.final_result is not None
     assert result.final_result.rows == [["Alice"], ["Bob"], ["Carol"]]
-    assert [len(call) for call in model.calls] == result.context_messages == [1, 3, 5]
+    assert (
+        [len(call) for call in model.calls] == result.context_messages == [BASE, BASE + 2, BASE + 4]
+    )
     assert (
         result.context_prompt_tokens[0]
         < result.context_prompt_tokens[1]
@@ -112,7 +117,7 @@ def test_is_resamples_from_the_identical_context(engine: GraphEngine) -> None:
 
     assert_consistent(result)
     assert result.success and result.attempts_used == 3
-    assert result.context_messages == [1, 1, 1]
+    assert result.context_messages == [BASE] * 3
     assert model.calls == [model.calls[0]] * 3
     assert len(set(result.context_prompt_tokens)) == 1
     assert [s["seed"] for s in model.settings] == [40, 41, 42]
@@ -140,7 +145,7 @@ def test_stops_at_the_first_executable_query(engine: GraphEngine, name: str) -> 
     assert result.attempts[1].row_count == 3
 
 
-@pytest.mark.parametrize(("name", "growth"), [("is", [1, 1, 1]), ("ras", [1, 3, 5])])
+@pytest.mark.parametrize(("name", "growth"), [("is", [0, 0, 0]), ("ras", [0, 2, 4])])
 def test_fallback_returns_the_last_query_after_the_budget(
     engine: GraphEngine, name: str, growth: list[int]
 ) -> None:
@@ -152,7 +157,7 @@ def test_fallback_returns_the_last_query_after_the_budget(
     assert result.attempts_used == result.budget == 3
     assert result.final_query == last
     assert result.final_result is None
-    assert result.context_messages == growth
+    assert result.context_messages == [BASE + extra for extra in growth]
     assert result.attempts[-1].error_message == engine_message(engine, last)
     assert model.remaining == 0
 
@@ -178,7 +183,7 @@ def test_empty_extraction_is_a_syntax_failure_fed_back_with_the_raw_answer(
     assert failed.error_class == ErrorClass.SYNTAX
     assert failed.error_message == EMPTY_EXTRACTION_MESSAGE
     assert failed.execution_latency_s == 0.0
-    assistant, feedback = model.calls[1][1:]
+    assistant, feedback = model.calls[1][BASE:]
     assert assistant.content == prose
     assert EMPTY_EXTRACTION_MESSAGE in feedback.content
     assert result.success
@@ -218,6 +223,6 @@ def test_result_round_trips_through_json(engine: GraphEngine) -> None:
 
     assert again == result
     assert dumped["attempts_used"] == 2
-    assert dumped["context_messages"] == [1, 3]
+    assert dumped["context_messages"] == [BASE, BASE + 2]
     assert dumped["strategy"] == "ras" and dumped["config"]["budget"] == 5
     assert dumped["attempts"][0]["error_class"] == "syntax"

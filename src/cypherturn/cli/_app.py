@@ -43,7 +43,8 @@ def main() -> None:
     """Console-script entry point: run the app; a CypherTurnError prints a message and exits 1."""
     _register_commands()
     try:
-        app(standalone_mode=False)
+        # Outside standalone mode click returns the code of `typer.Exit` instead of exiting.
+        code = app(standalone_mode=False)
     except CypherTurnError as exc:
         err_console.print(f"[bold red]error:[/] {exc}", highlight=False)
         raise SystemExit(1) from None
@@ -61,3 +62,5 @@ def main() -> None:
         if isinstance(exc, click.exceptions.Abort):
             raise SystemExit(1) from None
         raise
+    if isinstance(code, int) and code:
+        raise SystemExit(code)

@@ -56,6 +56,11 @@ def ask(
     path: Path | None = typer.Option(
         None, "--path", help="Dataset files to load from on first use instead of the packaged copy."
     ),
+    prompt: str | None = typer.Option(
+        None,
+        "--prompt",
+        help="Prompt version: v1 (the RAS paper's zero-shot prompt) or v2 (default, few-shot).",
+    ),
     as_json: bool = typer.Option(
         False, "--json", help="Print one machine-readable JSON record instead of the trace."
     ),
@@ -78,6 +83,7 @@ def ask(
             timeout_s=timeout,
             row_cap=row_cap,
             data_path=path,
+            prompt_version=prompt,
         )
     if as_json:
         typer.echo(result.model_dump_json())

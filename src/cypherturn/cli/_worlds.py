@@ -34,7 +34,7 @@ def list_command() -> None:
     table.add_column("kind")
     table.add_column("nodes", justify="right")
     table.add_column("relationships", justify="right")
-    table.add_column("topology", overflow="fold")
+    table.add_column("topology")
     for world in list_worlds():
         info = world.info
         table.add_row(
@@ -42,10 +42,17 @@ def list_command() -> None:
             info.kind,
             "?" if info.expected_nodes is None else f"{info.expected_nodes:,}",
             "?" if info.expected_relationships is None else f"{info.expected_relationships:,}",
-            info.topology,
+            _headline(info.topology),
         )
     console.print(table)
     console.print("Sizes of synthetic worlds are for --seed 0 --scale 1.", style="dim")
+
+
+def _headline(topology: str) -> str:
+    """The topology's name: the text before its first colon or semicolon, one line in a table."""
+    for stop in (":", ";", "("):
+        topology = topology.partition(stop)[0]
+    return topology.strip()
 
 
 @worlds_app.command("build")

@@ -5,15 +5,18 @@ requires a generated password (kept, mode 0600, in the data directory), and
 persists its graphs as an RDB snapshot there, so a loaded graph survives
 restarts.
 
-Ownership and reuse rule: the process that *starts* the server owns it and
-stops it when it exits (``atexit``, Ctrl-C, SIGTERM), saving the snapshot. A
-process that finds a live server for the same data directory (state file
-``server.json`` with pid and port, the pid alive, the port answering PING with
-the stored password from that very directory) *reuses* it and never stops it on
-exit. A server whose owner died without stopping it (SIGKILL) keeps running and
-is reused by the next process. ``stop(force=True)`` shuts down a reused server.
-A lock file serialises the check-and-start, so two processes starting at once
-end up on one server.
+Sharing rule: a process that finds a live server for the same data
+directory (state file ``server.json`` with pid and port, the pid alive, the
+port answering PING with the stored password from that very directory)
+*reuses* it; otherwise it starts one. Every user, starter or reuser, holds a
+lease: a file ``clients/<pid>-<object id>`` in the data directory. On exit
+(``atexit``, Ctrl-C, SIGTERM) a user drops its lease and, when no lease of a
+live process remains, stops the server, saving the snapshot. So two
+``cypherturn`` commands in two terminals share one server and the second is
+never cut off when the first ends. A server whose users all died (SIGKILL)
+keeps running and is reused by the next process. ``stop(force=True)`` shuts
+the server down whoever uses it. A lock file serialises start, reuse and
+stop, so two processes starting at once end up on one server.
 """
 
 from __future__ import annotations
@@ -51,6 +54,7 @@ _HOST = "127.0.0.1"
 _STATE_FILE = "server.json"
 _PASSWORD_FILE = "password"
 _LOCK_FILE = "server.lock"
+_LEASE_DIR = "clients"
 _LOG_FILE = "server.log"
 _CONFIG_FILE = "redis.conf"
 _STATE_VERSION = 1
@@ -107,13 +111,18 @@ def _listening(port: int) -> bool:
 
 
 def _pid_alive(pid: int) -> bool:
+    """True for a running process; a zombie (exited, not yet reaped by its parent) is dead."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         return True
-    return True
+    try:
+        status = Path(f"/proc/{pid}/status").read_text(encoding="utf-8")
+    except OSError:
+        return True
+    return "State:\tZ" not in status
 
 
 class EmbeddedFalkorDB:
@@ -143,7 +152,8 @@ class EmbeddedFalkorDB:
 
     Attributes:
         data_dir: the resolved data directory.
-        owned: True when this object started the server (and will stop it).
+        owned: True when this object started the server (it may still be
+            stopped by another user: the last lease holder stops it).
     """
 
     def __init__(
@@ -247,19 +257,31 @@ class EmbeddedFalkorDB:
                 self._adopt(state)
             else:
                 self._spawn()
+            self._take_lease()
+        self._register_cleanup()
         return self
 
     def stop(self, *, force: bool = False, timeout_s: float = 60.0) -> None:
-        """Stop the server if this process owns it (or ``force``), saving its snapshot.
+        """Drop this object's lease; stop the server when no live user is left (or ``force``).
+
+        The snapshot is saved on the way down.
 
         Args:
-            force: also stop a server this process merely reused.
+            force: stop the server even while other processes use it.
             timeout_s: seconds to wait for a clean shutdown before SIGKILL.
         """
-        if self._pid is None or not (self.owned or force):
-            self._forget()
+        if self._pid is None:
             return
+        with self._lock():
+            self._drop_lease()
+            if force or not self._live_leases():
+                self._terminate(timeout_s)
+        self._forget()
+
+    def _terminate(self, timeout_s: float) -> None:
         pid = self._pid
+        if pid is None:
+            return
         log.info("stopping embedded FalkorDB (pid %d, %s)", pid, self.data_dir)
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGTERM)
@@ -281,7 +303,8 @@ class EmbeddedFalkorDB:
             state = self._read_state()
             if state is not None and state.get("pid") == pid:
                 (self.data_dir / _STATE_FILE).unlink()
-        self._forget()
+        for lease in self._lease_dir().glob("*"):
+            lease.unlink(missing_ok=True)
 
     def __enter__(self) -> EmbeddedFalkorDB:
         return self.start()
@@ -321,6 +344,30 @@ class EmbeddedFalkorDB:
                 yield
             finally:
                 fcntl.flock(handle, fcntl.LOCK_UN)
+
+    def _lease_dir(self) -> Path:
+        return self.data_dir / _LEASE_DIR
+
+    def _lease_path(self) -> Path:
+        return self._lease_dir() / f"{os.getpid()}-{id(self):x}"
+
+    def _take_lease(self) -> None:
+        self._lease_dir().mkdir(mode=0o700, exist_ok=True)
+        self._lease_path().touch()
+
+    def _drop_lease(self) -> None:
+        self._lease_path().unlink(missing_ok=True)
+
+    def _live_leases(self) -> list[Path]:
+        """Leases of live processes; leases of dead ones are removed on the way."""
+        live = []
+        for lease in self._lease_dir().glob("*"):
+            pid_text = lease.name.partition("-")[0]
+            if pid_text.isdigit() and _pid_alive(int(pid_text)):
+                live.append(lease)
+            else:
+                lease.unlink(missing_ok=True)
+        return live
 
     def _read_state(self) -> dict[str, Any] | None:
         try:
@@ -447,7 +494,6 @@ class EmbeddedFalkorDB:
                 self._bolt_port = bolt_port
                 self.owned = True
                 self._write_state()
-                self._register_cleanup()
                 log.info(
                     "started embedded FalkorDB (pid %d, port %d, %s)",
                     process.pid,

@@ -1,0 +1,5 @@
+"""`python -m cypherturn` runs the command line."""
+
+from cypherturn.cli import main
+
+main()
