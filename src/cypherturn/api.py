@@ -13,18 +13,31 @@ Example:
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
-from cypherturn.errors import DatasetError
+from cypherturn import runner
+from cypherturn.errors import ConfigError, DatasetError
 from cypherturn.graph import GraphEngine, LoadStats, open_engine, render_schema_prompt
+from cypherturn.metrics import ProtocolName, Scorer, TurnScore, score_run
 from cypherturn.models import ChatModel, load_model
+from cypherturn.protocols import GUIDED_ACTIONS, ProtocolSettings, Variant
+from cypherturn.runner import RunSummary, SessionResult
+from cypherturn.sessions import Session, read_sessions
 from cypherturn.strategies import StrategyConfig, StrategyResult, get_strategy, schema_examples
 from cypherturn.worlds import get_world, load_world, world_names
 
-__all__ = ["DEFAULT_GRAPH", "ask", "connect", "load"]
+__all__ = [
+    "DEFAULT_GRAPH",
+    "ask",
+    "bench_engines",
+    "connect",
+    "load",
+    "run_benchmark",
+    "run_session",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -178,3 +191,214 @@ def ask(
             config,
             schema_examples(schema),
         )
+
+
+@contextmanager
+def bench_engines(
+    sessions: Sequence[Session], *, engine_url: str | None = None
+) -> Iterator[Callable[[str], GraphEngine]]:
+    """Engines on the world builds a benchmark's golds were verified on.
+
+    Each world is loaded (once, then kept) into the graph
+    ``cypherturn_run_<world>_s<graph_seed>_x<graph_scale>``, so a graph built
+    with other settings is never mistaken for it.
+
+    Args:
+        sessions: the sessions to be run (generated ones; they name their world build).
+        engine_url: as in :func:`connect`.
+
+    Yields:
+        ``engine_for(world) -> GraphEngine``, opening and loading on first use;
+        every engine is closed on exit.
+
+    Raises:
+        ConfigError: imported official sessions (their graphs come from the
+            release files), or one world with several builds among the sessions.
+    """
+    builds: dict[str, tuple[int, float]] = {}
+    for session in sessions:
+        if session.source == "official":
+            raise ConfigError(
+                f"session {session.session_id} is from the official release; "
+                "running imported sessions is not supported by this runner"
+            )
+        build = (session.graph_seed or 0, session.graph_scale or 1.0)
+        if builds.setdefault(session.world, build) != build:
+            raise ConfigError(f"sessions of {session.world} come from different world builds")
+    with ExitStack() as stack:
+        opened: dict[str, GraphEngine] = {}
+
+        def engine_for(world: str) -> GraphEngine:
+            if world not in opened:
+                seed, scale = builds[world]
+                name = f"cypherturn_run_{world}_s{seed}_x{scale:g}".replace(".", "_")
+                engine = open_engine(engine_url, name)
+                stack.callback(engine.close)
+                load_world(engine, get_world(world), seed=seed, scale=scale)
+                opened[world] = engine
+            return opened[world]
+
+        yield engine_for
+
+
+def _protocol_settings(
+    protocol: str,
+    budget: int | None,
+    variant: str,
+    temperature: float,
+    seed: int | None,
+    max_tokens: int,
+) -> ProtocolSettings:
+    try:
+        chosen = ProtocolName(protocol)
+        chosen_variant = Variant(variant)
+    except ValueError as e:
+        raise ConfigError(
+            f"{e}; protocols: {', '.join(p.value for p in ProtocolName)}; "
+            f"variants: {', '.join(v.value for v in Variant)}"
+        ) from e
+    if budget is None:
+        budget = 10 if chosen_variant is Variant.BUDGET_ENCOURAGING else GUIDED_ACTIONS
+    try:
+        return ProtocolSettings(
+            protocol=chosen,
+            budget_multiplier=budget,
+            variant=chosen_variant,
+            temperature=temperature,
+            seed=seed,
+            max_tokens=max_tokens,
+        )
+    except ValueError as e:
+        raise ConfigError(str(e)) from e
+
+
+def run_session(
+    session: Session,
+    *,
+    model: str | ChatModel = "default",
+    protocol: str = "guided",
+    budget: int | None = None,
+    variant: str = "base",
+    sim_model: str | ChatModel | None = None,
+    engine_url: str | None = None,
+    log_path: Path | None = None,
+    temperature: float = 0.0,
+    seed: int | None = None,
+    max_tokens: int = 512,
+    model_options: dict[str, Any] | None = None,
+) -> SessionResult:
+    """Play one benchmark session under a protocol (CypherTurn §3.1).
+
+    Args:
+        session: the session.
+        model: the evaluated model (spec or :class:`ChatModel`).
+        protocol: ``guided`` or ``agentic``.
+        budget: agentic budget multiplier m (3, 5, 10; default 3, or 10 for
+            ``budget_encouraging``); guided accepts only 3.
+        variant: ``base``, ``persistent_schema``, ``disclosed_horizon`` or
+            ``budget_encouraging`` (agentic only).
+        sim_model: the user simulator's model (default: the evaluated model).
+        engine_url: as in :func:`connect`.
+        log_path: where to write the session's action log.
+        temperature: sampling temperature of the evaluated model.
+        seed: sampling seed.
+        max_tokens: completion cap per action step, tokens.
+        model_options: keyword options for :func:`cypherturn.models.load_model`.
+
+    Returns:
+        The :class:`~cypherturn.runner.SessionResult` with one TurnRecord per turn.
+
+    Raises:
+        ConfigError: unknown protocol, variant or model spec; bad budget.
+        EngineConnectionError, DatasetError: as in :func:`connect`.
+    """
+    settings = _protocol_settings(protocol, budget, variant, temperature, seed, max_tokens)
+    chat_model = load_model(model, **(model_options or {})) if isinstance(model, str) else model
+    simulator = load_model(sim_model) if isinstance(sim_model, str) else sim_model
+    with bench_engines([session], engine_url=engine_url) as engine_for:
+        return runner.run_session(
+            session,
+            model=chat_model,
+            engine=engine_for(session.world),
+            settings=settings,
+            sim_model=simulator,
+            log_path=log_path,
+        )
+
+
+def run_benchmark(
+    benchmark: Path | Sequence[Session],
+    out_dir: Path,
+    *,
+    model: str | ChatModel = "default",
+    protocol: str = "guided",
+    budget: int | None = None,
+    variant: str = "base",
+    sim_model: str | ChatModel | None = None,
+    sessions: str | None = None,
+    concurrency: int = 1,
+    engine_url: str | None = None,
+    temperature: float = 0.0,
+    seed: int | None = None,
+    max_tokens: int = 512,
+    model_options: dict[str, Any] | None = None,
+    score: bool = True,
+    on_session: Callable[[SessionResult], None] | None = None,
+    on_scores: Callable[[list[TurnScore]], None] | None = None,
+) -> RunSummary:
+    """Run a benchmark under a protocol into a run directory, resuming one that is there.
+
+    Mirrors ``cypherturn bench run``. Finished sessions of an earlier run with
+    the same configuration are kept, not replayed; a different configuration is
+    refused. With ``score``, the completed sessions are then scored
+    (:func:`cypherturn.metrics.score_run`), so ``cypherturn report RUN_DIR`` works.
+
+    Args:
+        benchmark: a benchmark JSONL file, or the sessions.
+        out_dir: the run directory.
+        model / protocol / budget / variant / sim_model / temperature / seed /
+            max_tokens / model_options: as in :func:`run_session`.
+        sessions: comma-separated shell patterns over session ids and world names.
+        concurrency: sessions played at once.
+        engine_url: as in :func:`connect`.
+        score: score the run when it is done.
+        on_session: called after each session (resumed ones included).
+        on_scores: when given, each completed session is scored as soon as it
+            ends (EX so far) and its :class:`~cypherturn.metrics.TurnScore` list is
+            passed here; the gold results computed then are reused by the final scoring.
+
+    Returns:
+        The :class:`~cypherturn.runner.RunSummary`.
+
+    Raises:
+        ConfigError: bad option, selector matching nothing, changed configuration.
+        DatasetError: unreadable benchmark or run directory.
+        EngineConnectionError: as in :func:`connect`.
+    """
+    settings = _protocol_settings(protocol, budget, variant, temperature, seed, max_tokens)
+    pool = read_sessions(benchmark) if isinstance(benchmark, Path) else list(benchmark)
+    chosen = runner.select_sessions(pool, sessions)
+    chat_model = load_model(model, **(model_options or {})) if isinstance(model, str) else model
+    simulator = load_model(sim_model) if isinstance(sim_model, str) else sim_model
+    with bench_engines(chosen, engine_url=engine_url) as engine_for:
+        scorer = Scorer(engine_for)
+
+        def finished(result: SessionResult) -> None:
+            if on_session is not None:
+                on_session(result)
+            if on_scores is not None and result.records:
+                on_scores(scorer.score(result.records))
+
+        summary = runner.run_benchmark(
+            chosen,
+            model=chat_model,
+            engines=engine_for,
+            settings=settings,
+            out_dir=out_dir,
+            sim_model=simulator,
+            concurrency=concurrency,
+            on_session=finished,
+        )
+        if score and summary.turns:
+            score_run(summary.records_path, engine_for, out_dir, gold_cache=scorer.gold_cache)
+    return summary

@@ -140,3 +140,23 @@ def test_bad_input_is_a_clear_message_and_exit_1_without_traceback(
     assert done.returncode == 1, done.stdout + done.stderr
     assert message in done.stderr
     assert "Traceback" not in done.stderr + done.stdout
+
+
+def test_load_official_graph_files_then_refuse_a_bad_combination(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    tiny = Path(__file__).parent.parent / "worlds" / "official_tiny"
+    args = [
+        "load",
+        "--cypher-script",
+        str(tiny / "data.cypher"),
+        "--schema",
+        str(tiny / "schema.json"),
+    ]
+    code, out, _ = run_cli(capsys, *args, "--name", "cli_tiny_academy")
+    assert code == 0, out
+    assert "graph cli_tiny_academy" in out
+    row = next(line for line in out.splitlines() if line.startswith("│"))
+    assert [cell.strip() for cell in row.strip("│").split("│")][:2] == ["8", "9"]
+    code, _, err = run_cli(capsys, *args)
+    assert code == 1 and "--cypher-script needs --schema and --name" in err

@@ -153,15 +153,14 @@ def test_server_outlives_its_starter_while_another_process_uses_it(tmp_path: Pat
     starter = EmbeddedFalkorDB(data_dir).start()
     user = _python(
         """
-        import sys
+        import time
         from cypherturn.graph import EmbeddedFalkorDB
         s = EmbeddedFalkorDB(DATA_DIR).start()
         print(s.pid, flush=True)
-        sys.stdin.readline()
+        time.sleep(60)
         """,
         data_dir,
     )
-    user.stdin = None
     assert user.stdout is not None
     server_pid = int(user.stdout.readline())
     assert server_pid == starter.pid

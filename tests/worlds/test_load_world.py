@@ -19,14 +19,18 @@ from cypherturn.worlds import WorldInfo, get_world, load_world
 
 
 class _Triangle:
-    """A real three-node world; ``builds`` counts calls to :meth:`build`."""
+    """A real three-node world; ``builds`` counts calls to :meth:`build`.
+
+    ``fixed``: a dataset, whose catalogue counts hold whatever the seed; else a
+    synthetic world without catalogue counts.
+    """
 
     def __init__(self, *, fixed: bool) -> None:
         self.builds = 0
         self._info = WorldInfo(
             name="triangle",
             title="Triangle",
-            kind="synthetic",
+            kind="dataset" if fixed else "synthetic",
             description="Three people who know each other in a cycle.",
             source="tests/worlds/test_load.py",
             expected_nodes=3 if fixed else None,
@@ -91,3 +95,18 @@ def test_build_errors_pass_through(make_engine: Callable[..., GraphEngine], tmp_
     with pytest.raises(DatasetError, match="does not exist"):
         load_world(engine, get_world("healthcare"), path=tmp_path / "nowhere")
     assert not engine.exists()
+
+
+def test_catalogue_counts_of_a_synthetic_world_hold_only_for_seed_0(
+    make_engine: Callable[..., GraphEngine],
+) -> None:
+    engine = make_engine()
+    world = get_world("stellar_colony")
+    other_seed = load_world(engine, world, seed=3)
+    catalogue = (world.info.expected_nodes, world.info.expected_relationships)
+    assert (other_seed.nodes, other_seed.relationships) != catalogue
+    again = load_world(engine, world, seed=3)
+    assert again.skipped and (again.nodes, again.relationships) == (
+        other_seed.nodes,
+        other_seed.relationships,
+    )

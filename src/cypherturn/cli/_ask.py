@@ -105,6 +105,7 @@ def print_trace(result: StrategyResult) -> None:
     console.print(summary)
     if result.final_result is not None:
         console.print(result_table(result.final_result))
+        console.print(rows_summary(result.final_result), style="dim")
 
 
 def _attempt_panel(attempt: Attempt, budget: int) -> Panel:
@@ -134,18 +135,21 @@ def _attempt_panel(attempt: Attempt, budget: int) -> Panel:
 
 
 def result_table(result: QueryResult, limit: int = _SHOWN_ROWS) -> Table:
-    """A rich table of the first ``limit`` rows, with a caption for the rest."""
+    """A rich table of the first ``limit`` rows."""
     table = Table(show_lines=False)
     for column in result.columns:
         table.add_column(column, overflow="fold")
     for row in result.rows[:limit]:
         table.add_row(*(_cell(value) for value in row))
-    hidden = result.row_count - min(limit, result.row_count)
-    caption = f"{result.row_count} rows" + (f", first {limit} shown" if hidden else "")
-    if result.truncated:
-        caption += " (row cap reached)"
-    table.caption = caption
     return table
+
+
+def rows_summary(result: QueryResult, limit: int = _SHOWN_ROWS) -> str:
+    """``"N rows"``, saying when only the first ``limit`` are shown or the row cap cut the result."""
+    summary = f"{result.row_count} rows" + (
+        f", first {limit} shown" if result.row_count > limit else ""
+    )
+    return summary + (" (row cap reached)" if result.truncated else "")
 
 
 def _cell(value: Any) -> str:

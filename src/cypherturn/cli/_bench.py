@@ -18,7 +18,7 @@ from rich.syntax import Syntax
 from rich.table import Table
 
 from cypherturn.cli._app import console
-from cypherturn.cli._options import EngineOpt
+from cypherturn.cli._options import EngineOpt, ModelOptions, model_options
 from cypherturn.errors import ConfigError, DatasetError
 from cypherturn.graph import GraphEngine, GraphSchema, open_engine
 from cypherturn.sessions import (
@@ -369,3 +369,117 @@ def _import_table(reports: list[FileReport]) -> Table:
             reasons or "-",
         )
     return table
+
+
+@bench_app.command("run")
+def run_command(
+    benchmark: Annotated[Path, typer.Argument(help="A benchmark JSONL file (bench build).")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Run directory (resumed if it exists).")],
+    model: ModelOptions = "default",
+    protocol: Annotated[
+        str, typer.Option("--protocol", "-p", help="guided | agentic (CypherTurn §3.1).")
+    ] = "guided",
+    budget: Annotated[
+        int | None,
+        typer.Option("--budget", "-b", min=1, help="Agentic budget multiplier m: 3, 5 or 10."),
+    ] = None,
+    variant: Annotated[
+        str,
+        typer.Option(
+            "--variant",
+            help="base | persistent_schema | disclosed_horizon | budget_encouraging (agentic).",
+        ),
+    ] = "base",
+    sim_model: Annotated[
+        str | None,
+        typer.Option("--sim-model", help="User simulator model (default: the evaluated model)."),
+    ] = None,
+    sessions: Annotated[
+        str | None,
+        typer.Option("--sessions", help="Comma-separated patterns over session ids and worlds."),
+    ] = None,
+    concurrency: Annotated[
+        int, typer.Option("--concurrency", "-c", min=1, help="Sessions played at once.")
+    ] = 1,
+    engine: EngineOpt = None,
+    base_url: Annotated[
+        str | None,
+        typer.Option("--base-url", help="Base URL of an OpenAI-compatible endpoint (openai:)."),
+    ] = None,
+    temperature: Annotated[
+        float, typer.Option("--temperature", "-t", min=0.0, help="Sampling temperature.")
+    ] = 0.0,
+    seed: Annotated[int | None, typer.Option("--seed", help="Sampling seed.")] = None,
+    max_tokens: Annotated[
+        int, typer.Option("--max-tokens", min=1, help="Completion cap per action, tokens.")
+    ] = 512,
+    score: Annotated[
+        bool, typer.Option("--score/--no-score", help="Score the run when it is done.")
+    ] = True,
+) -> None:
+    """Play the benchmark under a protocol, one action log per session; a killed run resumes."""
+    from cypherturn import api
+    from cypherturn.metrics import TurnScore
+    from cypherturn.runner import SessionResult, SessionStatus, select_sessions
+
+    chosen = select_sessions(read_sessions(benchmark), sessions)
+    totals = {"turns": 0, "ex": 0, "tokens": 0, "failed": 0}
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("{task.fields[stats]}"),
+    )
+    with Progress(*columns, console=console, transient=True) as progress:
+        task = progress.add_task("sessions", total=len(chosen), stats="")
+
+        def advance(result: SessionResult) -> None:
+            totals["failed"] += int(result.status is SessionStatus.INFRA_FAILURE)
+            totals["tokens"] += sum(r.output_tokens for r in result.records)
+            progress.update(task, advance=1)
+
+        def tally(scores: list[TurnScore]) -> None:
+            valid = [s for s in scores if s.valid]
+            totals["turns"] += len(valid)
+            totals["ex"] += sum(s.ex for s in valid)
+            ex = totals["ex"] / totals["turns"] if totals["turns"] else 0.0
+            stats = (
+                f"EX {ex:.3f} over {totals['turns']} turns · {totals['tokens']:,} output tokens · "
+                f"{totals['failed']} infra failures"
+            )
+            progress.update(task, stats=stats)
+
+        summary = api.run_benchmark(
+            chosen,
+            out,
+            model=model,
+            protocol=protocol,
+            budget=budget,
+            variant=variant,
+            sim_model=sim_model,
+            concurrency=concurrency,
+            engine_url=engine,
+            temperature=temperature,
+            seed=seed,
+            max_tokens=max_tokens,
+            model_options=model_options(model, base_url),
+            score=score,
+            on_session=advance,
+            on_scores=tally,
+        )
+    console.print(
+        f"{summary.completed}/{summary.sessions} sessions completed "
+        f"({summary.played} played, {summary.resumed} resumed), {summary.turns} turns in "
+        f"{summary.wall_s:.1f} s → {out}",
+        highlight=False,
+    )
+    if summary.infra_failures:
+        console.print(
+            f"[yellow]{len(summary.infra_failures)} sessions lost to infrastructure failures "
+            f"(unscored, listed in {out / 'infra_failures.json'}); rerun the same command to retry them[/]"
+        )
+    if totals["turns"]:
+        console.print(f"EX {totals['ex'] / totals['turns']:.3f} over {totals['turns']} valid turns")
+    if score and summary.turns:
+        console.print(f"scored: cypherturn report {out}")

@@ -44,7 +44,7 @@ def report_command(
     target = out if out is not None else run_dirs[0] / "report"
     written = write_report(report, target, fmt)
     for table in report.tables:
-        if table.name in ("main", "qer"):
+        if table.name in ("main", "qer", "qer_tiers", "qer_cost"):
             console.print(to_rich(table))
     plots = len(written) - 1
     console.print(f"wrote {written[0]}" + (f" and {plots} plot(s)" if plots else ""))

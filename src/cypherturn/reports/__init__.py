@@ -8,6 +8,7 @@ from cypherturn.reports._plots import (
     plot_turn_position,
     write_plots,
 )
+from cypherturn.reports._qer import qer_cost_table, qer_error_class_table
 from cypherturn.reports._tables import Table, fmt, render_html, render_markdown, to_rich
 from cypherturn.reports._write import ReportFormat, write_report
 
@@ -21,6 +22,8 @@ __all__ = [
     "plot_ex_vs_budget",
     "plot_qer_scaling",
     "plot_turn_position",
+    "qer_cost_table",
+    "qer_error_class_table",
     "render_html",
     "render_markdown",
     "system_label",

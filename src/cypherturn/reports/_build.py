@@ -38,6 +38,7 @@ from cypherturn.metrics import (
     spearman,
     summarize,
 )
+from cypherturn.reports._qer import qer_cost_table, qer_error_class_table
 from cypherturn.reports._tables import Table
 
 __all__ = ["Report", "build_report", "system_label"]
@@ -397,5 +398,8 @@ def build_report(
     if episodes:
         report.qer_curves = qer_curves(episodes)
         scaled = [c.budget for c in report.qer_curves if c.strategy in ("is", "ras")]
-        report.tables += _qer_tables(report.qer_curves, min([qer_n, *scaled]))
+        n = min([qer_n, *scaled])
+        report.tables += _qer_tables(report.qer_curves, n)
+        extras = (qer_error_class_table(episodes, n), qer_cost_table(episodes))
+        report.tables += [table for table in extras if table is not None]
     return report

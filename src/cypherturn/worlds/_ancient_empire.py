@@ -20,10 +20,14 @@ from cypherturn.graph import GraphData
 from cypherturn.worlds._base import WorldInfo
 from cypherturn.worlds._names import pick, roman, word
 from cypherturn.worlds._synthetic import (
+    BOOL,
+    DATE,
+    FLT,
+    INT,
+    STR,
     GraphBuilder,
     LabelDecl,
     Prop,
-    PropertyType,
     RelDecl,
     SyntheticWorld,
     WorldSpec,
@@ -40,14 +44,6 @@ from cypherturn.worlds._synthetic import (
 )
 
 __all__ = ["AncientEmpire"]
-
-STR, INT, FLT, BOOL, DATE = (
-    PropertyType.STRING,
-    PropertyType.INTEGER,
-    PropertyType.FLOAT,
-    PropertyType.BOOLEAN,
-    PropertyType.DATE,
-)
 
 _EMPIRE_FORMS = ("Empire", "Dominion", "Hegemony", "Imperium", "Realm", "Confederacy")
 _RESOURCE_KINDS = {

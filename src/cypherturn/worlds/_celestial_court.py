@@ -19,10 +19,14 @@ from cypherturn.graph import GraphData
 from cypherturn.worlds._base import WorldInfo
 from cypherturn.worlds._names import CELESTIAL_GIVEN, CELESTIAL_SECOND, person, pick
 from cypherturn.worlds._synthetic import (
+    BOOL,
+    DATE,
+    FLT,
+    INT,
+    STR,
     GraphBuilder,
     LabelDecl,
     Prop,
-    PropertyType,
     RelDecl,
     SyntheticWorld,
     WorldSpec,
@@ -35,14 +39,6 @@ from cypherturn.worlds._synthetic import (
 )
 
 __all__ = ["CelestialCourt"]
-
-STR, INT, FLT, BOOL, DATE = (
-    PropertyType.STRING,
-    PropertyType.INTEGER,
-    PropertyType.FLOAT,
-    PropertyType.BOOLEAN,
-    PropertyType.DATE,
-)
 
 _ADJ = (
     "Jade",

@@ -19,10 +19,14 @@ from cypherturn.graph import GraphData
 from cypherturn.worlds._base import WorldInfo
 from cypherturn.worlds._names import compound, person, pick, word
 from cypherturn.worlds._synthetic import (
+    BOOL,
+    DATE,
+    FLT,
+    INT,
+    STR,
     GraphBuilder,
     LabelDecl,
     Prop,
-    PropertyType,
     RelDecl,
     SyntheticWorld,
     WorldSpec,
@@ -36,14 +40,6 @@ from cypherturn.worlds._synthetic import (
 )
 
 __all__ = ["MagicAcademy"]
-
-STR, INT, FLT, BOOL, DATE = (
-    PropertyType.STRING,
-    PropertyType.INTEGER,
-    PropertyType.FLOAT,
-    PropertyType.BOOLEAN,
-    PropertyType.DATE,
-)
 
 _HOUSE_FIRST = (
     "Ember",

@@ -22,10 +22,14 @@ from cypherturn.graph import GraphData
 from cypherturn.worlds._base import WorldInfo
 from cypherturn.worlds._names import person, pick, word
 from cypherturn.worlds._synthetic import (
+    BOOL,
+    DATE,
+    FLT,
+    INT,
+    STR,
     GraphBuilder,
     LabelDecl,
     Prop,
-    PropertyType,
     RelDecl,
     SyntheticWorld,
     WorldSpec,
@@ -38,14 +42,6 @@ from cypherturn.worlds._synthetic import (
 )
 
 __all__ = ["MerchantHarbor"]
-
-STR, INT, FLT, BOOL, DATE = (
-    PropertyType.STRING,
-    PropertyType.INTEGER,
-    PropertyType.FLOAT,
-    PropertyType.BOOLEAN,
-    PropertyType.DATE,
-)
 
 _REALMS = (
     "Valdenmoor Reach",

@@ -18,10 +18,14 @@ from cypherturn.graph import GraphData
 from cypherturn.worlds._base import WorldInfo
 from cypherturn.worlds._names import COMMON_GIVEN, pick, word
 from cypherturn.worlds._synthetic import (
+    BOOL,
+    DATE,
+    FLT,
+    INT,
+    STR,
     GraphBuilder,
     LabelDecl,
     Prop,
-    PropertyType,
     RelDecl,
     SyntheticWorld,
     WorldSpec,
@@ -36,14 +40,6 @@ from cypherturn.worlds._synthetic import (
 )
 
 __all__ = ["StellarColony"]
-
-STR, INT, FLT, BOOL, DATE = (
-    PropertyType.STRING,
-    PropertyType.INTEGER,
-    PropertyType.FLOAT,
-    PropertyType.BOOLEAN,
-    PropertyType.DATE,
-)
 
 _COLONY_PREFIX = ("New", "Port", "Fort", "Nova", "Upper", "Far", "Haven of", "Station")
 _CITY_SUFFIX = ("City", "Station", "Hub", "Dome", "Port", "Landing", "Spire", "Arcology")

@@ -41,6 +41,11 @@ from cypherturn.graph import (
 from cypherturn.worlds._base import WorldInfo
 
 __all__ = [
+    "BOOL",
+    "DATE",
+    "FLT",
+    "INT",
+    "STR",
     "Draw",
     "GraphBuilder",
     "LabelDecl",
@@ -86,6 +91,16 @@ class PropertyType(StrEnum):
         if self is PropertyType.DATE:
             return isinstance(value, dt.date) and not isinstance(value, dt.datetime)
         return isinstance(value, str)
+
+
+STR, INT, FLT, BOOL, DATE = (
+    PropertyType.STRING,
+    PropertyType.INTEGER,
+    PropertyType.FLOAT,
+    PropertyType.BOOLEAN,
+    PropertyType.DATE,
+)
+"""Short names for the property types, used by the world declarations."""
 
 
 @dataclass(frozen=True, slots=True)

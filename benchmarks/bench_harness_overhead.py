@@ -1,0 +1,149 @@
+"""Harness overhead of the benchmark runner against a mock OpenAI-compatible endpoint.
+
+Run: ``python benchmarks/bench_harness_overhead.py [--sessions 50] [--latency 0.2]
+[--concurrency 1,4,16] [--protocol guided]``.
+
+Builds ``--sessions`` sessions on one world (private embedded FalkorDB in a
+temporary directory), serves a local chat-completions endpoint that sleeps
+``--latency`` seconds per call and plays a fixed policy (EXECUTE_CYPHER of a
+count query, then SUBMIT_ANSWER: two actions per turn),
+runs the sessions at each concurrency through :func:`cypherturn.runner.run_benchmark`
+(real OpenAI SDK, real engine, real per-action fsynced logs) and prints the
+wall time against the ideal ``calls x latency / concurrency`` and the overhead
+fraction (goal: at most 2%). With concurrency > 1 the ideal assumes perfect
+packing; sessions of unequal length make the real optimum slightly longer.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+from cypherturn.graph import EmbeddedFalkorDB, FalkorDBEngine, GraphEngine, GraphSchema
+from cypherturn.metrics import ProtocolName
+from cypherturn.models import OpenAIChatModel
+from cypherturn.protocols import ProtocolSettings
+from cypherturn.runner import StepLogged, log_path, read_log, run_benchmark
+from cypherturn.sessions import build_sessions, plan_build
+from cypherturn.worlds import get_world, load_world
+
+QUERY = "MATCH (n) RETURN count(n) AS nodes"
+
+
+def _handler(
+    latency: float, counter: list[int], lock: threading.Lock
+) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def do_POST(self) -> None:
+            body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))))
+            time.sleep(latency)
+            last = body["messages"][-1]["content"]
+            action = "SUBMIT_ANSWER" if last.startswith("Observation:") else "EXECUTE_CYPHER"
+            text = json.dumps({"action": action, "input": QUERY})
+            with lock:
+                counter[0] += 1
+            data = json.dumps(
+                {
+                    "id": "mock",
+                    "object": "chat.completion",
+                    "created": 0,
+                    "model": "mock",
+                    "choices": [
+                        {
+                            "index": 0,
+                            "message": {"role": "assistant", "content": text},
+                            "finish_reason": "stop",
+                        }
+                    ],
+                    "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120},
+                }
+            ).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, format: str, *args: object) -> None:
+            return
+
+    return Handler
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--sessions", type=int, default=50)
+    parser.add_argument("--latency", type=float, default=0.2, help="seconds per model call")
+    parser.add_argument("--concurrency", default="1,4,16")
+    parser.add_argument("--world", default="magic_academy")
+    parser.add_argument("--protocol", default="guided", choices=["guided", "agentic"])
+    args = parser.parse_args()
+
+    with tempfile.TemporaryDirectory() as tmp:
+        server = EmbeddedFalkorDB(Path(tmp) / "db").start()
+        engine = FalkorDBEngine(server.client(), f"bench_{args.world}", spec="bench")
+        world = get_world(args.world)
+        load_world(engine, world, replace=True)
+
+        def provider(name: str) -> tuple[GraphEngine, GraphSchema]:
+            return engine, world.declared_schema()
+
+        plan = plan_build(seed=0, worlds=[args.world], sessions=args.sessions)
+        sessions, _ = build_sessions(plan, provider, seed=0)
+        turns = sum(len(s.turns) for s in sessions)
+        counter = [0]
+        http = ThreadingHTTPServer(
+            ("127.0.0.1", 0), _handler(args.latency, counter, threading.Lock())
+        )
+        threading.Thread(target=http.serve_forever, daemon=True).start()
+        model = OpenAIChatModel(
+            "mock", base_url=f"http://127.0.0.1:{http.server_address[1]}/v1", max_retries=0
+        )
+        settings = ProtocolSettings(protocol=ProtocolName(args.protocol))
+        print(
+            f"{len(sessions)} sessions, {turns} turns, 2 actions per turn, "
+            f"model latency {args.latency * 1000:.0f} ms"
+        )
+        for concurrency in (int(c) for c in args.concurrency.split(",")):
+            counter[0] = 0
+            out = Path(tmp) / f"run-c{concurrency}"
+            started = time.perf_counter()
+            summary = run_benchmark(
+                sessions,
+                model=model,
+                engines=lambda _name: engine,
+                settings=settings,
+                out_dir=out,
+                concurrency=concurrency,
+            )
+            wall = time.perf_counter() - started
+            ideal = counter[0] * args.latency / concurrency
+            steps = [
+                e.step
+                for s in sessions
+                for e in read_log(log_path(out, s.session_id))
+                if isinstance(e, StepLogged)
+            ]
+            model_s = sum(st.model_latency_s for st in steps)
+            engine_s = sum(st.execution_latency_s for st in steps)
+            print(
+                f"concurrency {concurrency:3d}: {summary.completed} sessions, {counter[0]} calls, "
+                f"wall {wall:7.2f} s, ideal {ideal:7.2f} s, overhead {(wall - ideal) / ideal:6.2%}; "
+                f"per call: model round trip {model_s / len(steps) * 1000:6.1f} ms, "
+                f"engine {engine_s / len(steps) * 1000:5.1f} ms, rest of the harness "
+                f"{(wall * concurrency - model_s - engine_s) / len(steps) * 1000:5.1f} ms"
+            )
+        http.shutdown()
+        engine.close()
+        server.stop()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,247 @@
+"""Executing the four environment actions and rendering what the model observes (CypherTurn App. D.5).
+
+EXECUTE_CYPHER runs read-only under the 120 s hard timeout and shows at most 20
+rows; INSPECT_SCHEMA lists every label with its typed properties and every
+relationship type with its source and target labels; SEARCH_VALUES returns up
+to 10 stored values found by the cascade CONTAINS -> STARTS WITH -> per-word
+CONTAINS (all case-insensitive).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from cypherturn.errors import ErrorClass, QueryError
+from cypherturn.graph import GraphEngine, GraphSchema
+
+__all__ = [
+    "CURRENT_TURN_ROWS",
+    "EXECUTE_TIMEOUT_S",
+    "SEARCH_LIMIT",
+    "ActionExecutor",
+    "Observation",
+    "render_rows",
+    "render_schema",
+]
+
+EXECUTE_TIMEOUT_S = 120.0
+"""Hard timeout of EXECUTE_CYPHER, seconds (App. D.5)."""
+CURRENT_TURN_ROWS = 20
+"""Rows of a current-turn result shown to the model (App. D.5)."""
+SEARCH_LIMIT = 10
+"""Values SEARCH_VALUES returns at most (App. D.5)."""
+
+
+class Observation(BaseModel):
+    """What an action returned to the model.
+
+    Attributes:
+        text: the observation as the model reads it.
+        ok: the action did what was asked (a query ran, a search parsed).
+        error_class: the query's failure class when EXECUTE_CYPHER failed.
+        rows: rows the query or search returned (before truncation).
+        latency_s: wall time of the engine work, seconds.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    text: str
+    ok: bool = True
+    error_class: ErrorClass | None = None
+    rows: int | None = None
+    latency_s: float = 0.0
+
+
+def _cell(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def render_rows(columns: list[str], rows: list[list[Any]], limit: int | None) -> str:
+    """Render a result as a header line and one line per row, cells separated by `` | ``.
+
+    Args:
+        columns: column names.
+        rows: the rows.
+        limit: rows shown at most (``None``: all); a note says how many were cut.
+
+    Returns:
+        The text, e.g. ``"name | age\\nAda | 36\\n(2 rows)"``.
+    """
+    shown = rows if limit is None else rows[:limit]
+    lines = [" | ".join(columns)]
+    lines.extend(" | ".join(_cell(v) for v in row) for row in shown)
+    if len(shown) < len(rows):
+        lines.append(f"({len(rows)} rows, first {len(shown)} shown)")
+    else:
+        lines.append(f"({len(rows)} rows)")
+    return "\n".join(lines)
+
+
+def render_schema(schema: GraphSchema) -> str:
+    """The INSPECT_SCHEMA text: labels with typed properties, relationship types with endpoints.
+
+    Args:
+        schema: the graph's schema.
+
+    Returns:
+        Lines ``(:Label {key: TYPE, ...})`` then ``(:Source)-[:TYPE {key: TYPE}]->(:Target)``.
+    """
+    lines = ["Node labels:"]
+    for label in schema.labels:
+        props = ", ".join(f"{k}: {v}" for k, v in label.properties.items())
+        lines.append(f"  (:{label.label} {{{props}}})")
+    lines.append("Relationship types:")
+    props_of = {r.type: r.properties for r in schema.relationship_types}
+    for pattern in schema.patterns:
+        props = ", ".join(f"{k}: {v}" for k, v in props_of.get(pattern.type, {}).items())
+        body = f" {{{props}}}" if props else ""
+        lines.append(f"  (:{pattern.source})-[:{pattern.type}{body}]->(:{pattern.target})")
+    return "\n".join(lines)
+
+
+def _quote(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+class ActionExecutor:
+    """Runs EXECUTE_CYPHER, INSPECT_SCHEMA and SEARCH_VALUES against one graph.
+
+    Args:
+        engine: the session's graph engine.
+        timeout_s: EXECUTE_CYPHER timeout, seconds.
+        row_limit: rows shown per EXECUTE_CYPHER observation.
+        schema: the schema, when already known (otherwise introspected on first use).
+    """
+
+    def __init__(
+        self,
+        engine: GraphEngine,
+        *,
+        timeout_s: float = EXECUTE_TIMEOUT_S,
+        row_limit: int = CURRENT_TURN_ROWS,
+        schema: GraphSchema | None = None,
+    ) -> None:
+        self._engine = engine
+        self._timeout_s = timeout_s
+        self._row_limit = row_limit
+        self._schema = schema
+
+    @property
+    def schema(self) -> GraphSchema:
+        """The graph schema (introspected once, then cached)."""
+        if self._schema is None:
+            self._schema = self._engine.schema()
+        return self._schema
+
+    def execute_cypher(self, query: str) -> Observation:
+        """Run a query read-only and render its first rows, or the engine's error.
+
+        Args:
+            query: the Cypher text.
+
+        Returns:
+            The observation; a failed query gives ``ok=False`` with the engine's
+            own message and its :class:`ErrorClass`.
+
+        Raises:
+            EngineConnectionError: the engine is unreachable (an infrastructure fault).
+        """
+        started = time.perf_counter()
+        try:
+            result = self._engine.execute(query, timeout_s=self._timeout_s)
+        except QueryError as e:
+            return Observation(
+                text=f"Error: {e.engine_message}",
+                ok=False,
+                error_class=e.error_class,
+                latency_s=time.perf_counter() - started,
+            )
+        return Observation(
+            text=render_rows(result.columns, result.rows, self._row_limit),
+            rows=len(result.rows),
+            latency_s=time.perf_counter() - started,
+        )
+
+    def inspect_schema(self) -> Observation:
+        """Render the full schema (always succeeds)."""
+        started = time.perf_counter()
+        text = render_schema(self.schema)
+        return Observation(text=text, latency_s=time.perf_counter() - started)
+
+    def search_values(self, payload: str) -> Observation:
+        """Fuzzy-search stored values of one property of one label (App. D.5 cascade).
+
+        The stages, in order, each tried only when the previous found nothing:
+        1. ``toLower(value) CONTAINS toLower(query)``;
+        2. ``toLower(value) STARTS WITH`` the query's prefix (its first half,
+           at least 3 characters), which catches misspelt or over-long endings;
+        3. for a multi-word query, ``CONTAINS`` of any single word (of 3+ characters).
+
+        Args:
+            payload: a JSON object ``{"label": ..., "property": ..., "query": ...}``.
+
+        Returns:
+            Up to 10 distinct values and the stage that found them; ``ok=False``
+            with a parse-error message on malformed JSON, missing keys, or a
+            label or property key the graph does not have.
+        """
+        started = time.perf_counter()
+        try:
+            spec = json.loads(payload)
+        except json.JSONDecodeError as e:
+            return Observation(
+                text=f"Parse error: SEARCH_VALUES input is not JSON ({e}).", ok=False
+            )
+        if not isinstance(spec, dict) or not all(
+            isinstance(spec.get(k), str) and spec.get(k) for k in ("label", "property", "query")
+        ):
+            return Observation(
+                text="Parse error: SEARCH_VALUES needs a JSON object with string keys "
+                '"label", "property" and "query".',
+                ok=False,
+            )
+        label, prop, query = spec["label"], spec["property"], spec["query"].strip()
+        known = {entry.label: entry for entry in self.schema.labels}
+        if label not in known:
+            return Observation(text=f"Unknown label {label!r}.", ok=False)
+        if prop not in known[label].properties:
+            return Observation(text=f"Label {label!r} has no property {prop!r}.", ok=False)
+        target = f"toLower(toString(n.{_quote(prop)}))"
+        base = f"MATCH (n:{_quote(label)}) WHERE n.{_quote(prop)} IS NOT NULL AND "
+        tail = f" RETURN DISTINCT n.{_quote(prop)} AS value LIMIT {SEARCH_LIMIT}"
+        words = [w for w in query.split() if len(w) >= 3]
+        stages: list[tuple[str, str, dict[str, Any]]] = [
+            ("contains", f"{target} CONTAINS toLower($q)", {"q": query}),
+            (
+                "prefix",
+                f"{target} STARTS WITH toLower($q)",
+                {"q": query[: max(3, len(query) // 2)]},
+            ),
+        ]
+        if len(words) > 1:
+            ors = " OR ".join(f"{target} CONTAINS toLower($w{i})" for i in range(len(words)))
+            stages.append(("word", f"({ors})", {f"w{i}": w for i, w in enumerate(words)}))
+        for stage, condition, params in stages:
+            try:
+                result = self._engine.execute(
+                    base + condition + tail, params, timeout_s=self._timeout_s
+                )
+            except QueryError as e:
+                return Observation(text=f"Error: {e.engine_message}", ok=False)
+            if result.rows:
+                values = [row[0] for row in result.rows]
+                return Observation(
+                    text=f"Matches ({stage}): "
+                    + json.dumps(values, ensure_ascii=False, default=str),
+                    rows=len(values),
+                    latency_s=time.perf_counter() - started,
+                )
+        return Observation(
+            text="No matching values.", rows=0, latency_s=time.perf_counter() - started
+        )

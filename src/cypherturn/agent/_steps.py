@@ -1,0 +1,70 @@
+"""What one action step and one turn produced: the records the protocols log and the runner scores."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from cypherturn.errors import ErrorClass
+from cypherturn.metrics import Action
+
+__all__ = ["ActionStep", "TurnEnd"]
+
+
+class TurnEnd(StrEnum):
+    """Why a turn's action loop stopped (closed vocabulary, logged per turn)."""
+
+    SUBMITTED = "submitted"
+    """SUBMIT_ANSWER was called; its payload is the prediction."""
+    ACTION_CAP = "action_cap"
+    """Guided: the 3 actions of the turn were used without SUBMIT (fallback rule)."""
+    BUDGET_EXHAUSTED = "budget_exhausted"
+    """Agentic: the shared budget reached zero during the turn (fallback rule)."""
+    CLIFF = "cliff"
+    """Agentic: the budget was already zero when the turn began; no prediction."""
+    INFRA_ERROR = "infra_error"
+    """The model endpoint or the engine failed persistently; the session is unscored."""
+
+
+class ActionStep(BaseModel):
+    """One step of the action loop: the model's reply, the action read from it, the observation.
+
+    Attributes:
+        turn: 1-based turn index.
+        step: 1-based step index within the turn.
+        action: the action taken, ``None`` when the reply could not be parsed.
+        payload: the action's argument.
+        observation: the text returned to the model.
+        ok: the action succeeded (query ran, search parsed, reply parsed).
+        error_class: the failure class of a failed EXECUTE_CYPHER.
+        rows: rows returned by EXECUTE_CYPHER or SEARCH_VALUES.
+        reply: the model's raw reply (reasoning included).
+        prompt_tokens: prompt tokens of the model call.
+        output_tokens: clean completion tokens (reasoning excluded).
+        reasoning_tokens: completion tokens spent in reasoning blocks (apportioned
+            by character share of the reply when the endpoint does not report them).
+        model_latency_s: wall time of the model call, seconds.
+        execution_latency_s: wall time of the engine work, seconds.
+        simulator_tokens: tokens the user simulator spent on an ASK_USER reply.
+        budget_remaining: actions left after this step (turn cap in guided, shared in agentic).
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    turn: int = Field(ge=1)
+    step: int = Field(ge=1)
+    action: Action | None
+    payload: str = ""
+    observation: str = ""
+    ok: bool = True
+    error_class: ErrorClass | None = None
+    rows: int | None = None
+    reply: str = ""
+    prompt_tokens: int = Field(default=0, ge=0)
+    output_tokens: int = Field(default=0, ge=0)
+    reasoning_tokens: int = Field(default=0, ge=0)
+    model_latency_s: float = Field(default=0.0, ge=0.0)
+    execution_latency_s: float = Field(default=0.0, ge=0.0)
+    simulator_tokens: int = Field(default=0, ge=0)
+    budget_remaining: int = Field(default=0, ge=0)

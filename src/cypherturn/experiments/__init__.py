@@ -1,0 +1,81 @@
+"""The RAS experiment: QER of Independent vs Reflection-Augmented Scaling (RAS paper §3.3-§5).
+
+Question sets for the Healthcare, Crime (POLE) and Fraud graphs at three
+complexity tiers (:mod:`._questions`, :mod:`._templates`, :mod:`._modelgen`),
+and the resumable runner that plays every (dataset, model, tier, strategy)
+configuration R times with budget n and logs every attempt (:mod:`._runner`).
+"""
+
+from cypherturn.experiments._modelgen import (
+    MODEL_GENERATOR_VERSION,
+    TIER_DEFINITIONS,
+    generate_model_questions,
+    sample_subgraph,
+)
+from cypherturn.experiments._questions import (
+    DATASET_GRAPHS,
+    DATASETS,
+    QUESTION_SET_SCHEMA_VERSION,
+    TIERS,
+    Question,
+    QuestionSet,
+    dataset_graph,
+    load_question_set,
+    read_question_set,
+    select_questions,
+    validate_question_set,
+    write_question_set,
+)
+from cypherturn.experiments._runner import (
+    QER_CONFIG_FILE,
+    TRANSCRIPTS_FILE,
+    EpisodeKey,
+    QerRunConfig,
+    QerRunSummary,
+    QerTranscript,
+    episode_seed,
+    plan_tasks,
+    question_set_digest,
+    run_qer_experiment,
+)
+from cypherturn.experiments._templates import (
+    GENERATOR_VERSION,
+    PAPER_QUESTIONS,
+    TEMPLATES,
+    QuestionTemplate,
+    generate_question_set,
+)
+
+__all__ = [
+    "DATASETS",
+    "DATASET_GRAPHS",
+    "GENERATOR_VERSION",
+    "MODEL_GENERATOR_VERSION",
+    "PAPER_QUESTIONS",
+    "QER_CONFIG_FILE",
+    "QUESTION_SET_SCHEMA_VERSION",
+    "TEMPLATES",
+    "TIERS",
+    "TIER_DEFINITIONS",
+    "TRANSCRIPTS_FILE",
+    "EpisodeKey",
+    "QerRunConfig",
+    "QerRunSummary",
+    "QerTranscript",
+    "Question",
+    "QuestionSet",
+    "QuestionTemplate",
+    "dataset_graph",
+    "episode_seed",
+    "generate_model_questions",
+    "generate_question_set",
+    "load_question_set",
+    "plan_tasks",
+    "question_set_digest",
+    "read_question_set",
+    "run_qer_experiment",
+    "sample_subgraph",
+    "select_questions",
+    "validate_question_set",
+    "write_question_set",
+]

@@ -1,0 +1,99 @@
+"""The CypherTurn evaluation protocols: guided and agentic, with the appendix F variants.
+
+:func:`play_session` plays one session under the protocol its
+:class:`ProtocolSettings` name, driving the five-action agent of
+:mod:`cypherturn.agent` (CypherTurn §3.1, appendix D.5). Prompts are versioned
+files under ``protocols/prompts/`` (:func:`load_prompts`).
+"""
+
+from cypherturn.metrics import ProtocolName
+from cypherturn.protocols._agentic import (
+    HISTORY_RESULT_CHARS,
+    agentic_history,
+    agentic_system,
+    play_agentic,
+    session_budget,
+)
+from cypherturn.protocols._env import SessionEnv
+from cypherturn.protocols._guided import (
+    DISCOURAGEMENT,
+    HISTORY_ROWS,
+    dependency_hint,
+    guided_history,
+    guided_reply,
+    play_guided,
+)
+from cypherturn.protocols._loop import (
+    AskHandler,
+    LoopResult,
+    ModelCaller,
+    RetryPolicy,
+    StepSink,
+    run_action_loop,
+)
+from cypherturn.protocols._prompts import (
+    PROMPT_NAMES,
+    PROMPT_VERSION,
+    PromptSet,
+    fill,
+    load_prompts,
+)
+from cypherturn.protocols._settings import (
+    BUDGET_MULTIPLIERS,
+    GUIDED_ACTIONS,
+    ProtocolSettings,
+    TurnOutcome,
+    Variant,
+)
+from cypherturn.sessions import Session
+
+__all__ = [
+    "BUDGET_MULTIPLIERS",
+    "DISCOURAGEMENT",
+    "GUIDED_ACTIONS",
+    "HISTORY_RESULT_CHARS",
+    "HISTORY_ROWS",
+    "PROMPT_NAMES",
+    "PROMPT_VERSION",
+    "AskHandler",
+    "LoopResult",
+    "ModelCaller",
+    "PromptSet",
+    "ProtocolName",
+    "ProtocolSettings",
+    "RetryPolicy",
+    "SessionEnv",
+    "StepSink",
+    "TurnOutcome",
+    "Variant",
+    "agentic_history",
+    "agentic_system",
+    "dependency_hint",
+    "fill",
+    "guided_history",
+    "guided_reply",
+    "load_prompts",
+    "play_agentic",
+    "play_guided",
+    "play_session",
+    "run_action_loop",
+    "session_budget",
+]
+
+
+def play_session(session: Session, env: SessionEnv) -> list[TurnOutcome]:
+    """Play one session under ``env.settings.protocol``.
+
+    Args:
+        session: the session.
+        env: what the protocol needs.
+
+    Returns:
+        One :class:`TurnOutcome` per turn, in order.
+
+    Raises:
+        ModelUnavailableError | ModelResponseError | EngineConnectionError: infrastructure failures.
+    """
+    if env.settings.protocol is ProtocolName.GUIDED:
+        return play_guided(session, env)
+    return play_agentic(session, env)

@@ -1,0 +1,177 @@
+"""The agentic protocol: shared budget B = T x m, schema withheld, own history (CypherTurn §3.1, App. D.5).
+
+The variants of appendix F (Agentic-PS, Disclosed-Horizon, Budget-Encouraging)
+change exactly one dimension each; see :class:`~cypherturn.protocols.Variant`.
+"""
+
+from __future__ import annotations
+
+import time
+
+from cypherturn.agent import ActionStep, TurnEnd
+from cypherturn.errors import ConfigError
+from cypherturn.metrics import Action
+from cypherturn.models import ChatMessage
+from cypherturn.protocols._env import SessionEnv
+from cypherturn.protocols._loop import run_action_loop
+from cypherturn.protocols._prompts import PromptSet, fill
+from cypherturn.protocols._settings import ProtocolSettings, TurnOutcome, Variant
+from cypherturn.sessions import Session, Turn
+
+__all__ = [
+    "HISTORY_RESULT_CHARS",
+    "agentic_history",
+    "agentic_system",
+    "play_agentic",
+    "session_budget",
+]
+
+HISTORY_RESULT_CHARS = 200
+"""Characters of an EXECUTE_CYPHER result kept in the agentic history (App. D.5)."""
+
+
+def session_budget(turns: int, multiplier: int) -> int:
+    """The shared action budget ``B = T x m`` (§3.1)."""
+    return turns * multiplier
+
+
+def _clip(text: str, limit: int = HISTORY_RESULT_CHARS) -> str:
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def agentic_history(turns: list[tuple[Turn, list[ActionStep]]]) -> str:
+    """The interaction history of completed turns, as the model made it.
+
+    Records EXECUTE_CYPHER payloads with results truncated to 200 characters,
+    ASK_USER exchanges and SUBMIT_ANSWER payloads; INSPECT_SCHEMA, SEARCH_VALUES
+    and unparseable replies are omitted (App. D.5).
+
+    Args:
+        turns: each completed turn with its steps, in order.
+
+    Returns:
+        The history block (empty when there is none), ending with a blank line.
+    """
+    blocks: list[str] = []
+    for turn, steps in turns:
+        lines = [f"Turn {turn.turn_index}", f"User: {turn.utterance}"]
+        for step in steps:
+            if step.action is Action.EXECUTE_CYPHER:
+                lines.append(f"EXECUTE_CYPHER: {step.payload}\nResult: {_clip(step.observation)}")
+            elif step.action is Action.ASK_USER:
+                lines.append(f"ASK_USER: {step.payload}\n{step.observation}")
+            elif step.action is Action.SUBMIT_ANSWER:
+                lines.append(f"SUBMIT_ANSWER: {step.payload}")
+        blocks.append("\n".join(lines))
+    if not blocks:
+        return ""
+    return "Conversation so far:\n" + "\n\n".join(blocks) + "\n\n"
+
+
+def agentic_system(prompts: PromptSet, settings: ProtocolSettings) -> str:
+    """The agentic system prompt (no schema); Budget-Encouraging swaps the efficiency line."""
+    encouraging = settings.variant is Variant.BUDGET_ENCOURAGING
+    return fill(
+        prompts["agentic_system"],
+        actions=prompts["actions"],
+        efficiency=prompts["encouraging" if encouraging else "efficiency"],
+    )
+
+
+def play_agentic(session: Session, env: SessionEnv) -> list[TurnOutcome]:
+    """Play a session under the agentic protocol.
+
+    The budget ``B = T x m`` decrements with every step of every turn; once it is
+    zero every remaining turn is a cliff turn with no prediction (no model call).
+
+    Args:
+        session: the session.
+        env: model, executor, simulator, prompts, settings and log sinks.
+
+    Returns:
+        One :class:`TurnOutcome` per turn.
+
+    Raises:
+        ConfigError: no user simulator was given.
+        ModelUnavailableError | ModelResponseError | EngineConnectionError: infrastructure failures.
+    """
+    simulator = env.simulator
+    if simulator is None:
+        raise ConfigError("the agentic protocol needs a user simulator")
+    settings, prompts = env.settings, env.prompts
+    total_turns = len(session.turns)
+    remaining = session_budget(total_turns, settings.budget_multiplier)
+    system = agentic_system(prompts, settings)
+    done: list[tuple[Turn, list[ActionStep]]] = []
+    persistent: list[str] = []
+    outcomes: list[TurnOutcome] = []
+
+    def keep_schema(text: str) -> None:
+        if settings.variant is Variant.PERSISTENT_SCHEMA and not persistent:
+            persistent.append(text)
+
+    for turn in session.turns:
+        started = time.perf_counter()
+        if remaining == 0:
+            outcome = TurnOutcome(turn=turn.turn_index, predicted_cypher=None, end=TurnEnd.CLIFF)
+            env.on_turn(outcome)
+            outcomes.append(outcome)
+            continue
+        schema = (
+            f"Graph schema (from your INSPECT_SCHEMA):\n{persistent[0]}\n\n" if persistent else ""
+        )
+        horizon = ""
+        if settings.variant is Variant.DISCLOSED_HORIZON:
+            left_turns = total_turns - turn.turn_index + 1
+            horizon = (
+                fill(
+                    prompts["horizon"],
+                    turns=total_turns,
+                    turn=turn.turn_index,
+                    per_turn=settings.budget_multiplier,
+                    remaining=remaining,
+                    suggested=max(1, remaining // left_turns),
+                    left_turns=left_turns,
+                )
+                + "\n\n"
+            )
+        text = fill(
+            prompts["agentic_turn"],
+            schema=schema,
+            horizon=horizon,
+            history=agentic_history(done),
+            utterance=turn.utterance,
+        )
+        messages = [
+            ChatMessage(role="system", content=system),
+            ChatMessage(role="user", content=text),
+        ]
+
+        def ask(question: str, asks: int, turn: Turn = turn) -> tuple[str, int]:
+            reply = simulator.reply(question, turn, asks_before=asks)
+            return reply.text, reply.prompt_tokens + reply.completion_tokens
+
+        result = run_action_loop(
+            call=env.call,
+            messages=messages,
+            turn=turn.turn_index,
+            max_actions=remaining,
+            executor=env.executor,
+            ask=ask,
+            on_step=env.on_step,
+            footer=lambda left: f"Budget left: {left} actions.",
+            on_schema=keep_schema,
+        )
+        remaining -= len(result.steps)
+        outcome = TurnOutcome(
+            turn=turn.turn_index,
+            predicted_cypher=result.prediction,
+            end=TurnEnd.SUBMITTED if result.submitted is not None else TurnEnd.BUDGET_EXHAUSTED,
+            steps=result.steps,
+            budget_remaining=remaining,
+            latency_s=time.perf_counter() - started,
+        )
+        env.on_turn(outcome)
+        outcomes.append(outcome)
+        done.append((turn, result.steps))
+    return outcomes

@@ -1,0 +1,137 @@
+"""The guided protocol: oracle history, schema injected, 3 actions per turn (CypherTurn §3.1, App. D.5)."""
+
+from __future__ import annotations
+
+import time
+
+from cypherturn.agent import TurnEnd, render_rows, render_schema
+from cypherturn.models import ChatMessage
+from cypherturn.protocols._env import SessionEnv
+from cypherturn.protocols._loop import AskHandler, run_action_loop
+from cypherturn.protocols._prompts import fill
+from cypherturn.protocols._settings import GUIDED_ACTIONS, TurnOutcome
+from cypherturn.sessions import ChainMode, Phenomenon, Session, Turn
+
+__all__ = [
+    "DISCOURAGEMENT",
+    "HISTORY_ROWS",
+    "dependency_hint",
+    "guided_history",
+    "guided_reply",
+    "play_guided",
+]
+
+HISTORY_ROWS = 10
+"""Rows of each prior gold result in the guided history (App. D.5)."""
+DISCOURAGEMENT = "I think my question was clear enough. Please try to answer it directly."
+"""The scripted ASK_USER reply on turns without ambiguity_info (App. D.5)."""
+
+
+def guided_history(session: Session, turn: Turn) -> str:
+    """The gold conversation history shown before a turn.
+
+    Each prior turn is ``User: <utterance>`` / ``Assistant: [Query Result] <gold
+    result, up to 10 rows>``; on a CONTRAST turn the immediately preceding result
+    is shown untruncated so the complement can be computed.
+
+    Args:
+        session: the session.
+        turn: the current turn.
+
+    Returns:
+        The history block (empty for the first turn), ending with a blank line.
+    """
+    lines: list[str] = []
+    for prior in session.turns[: turn.turn_index - 1]:
+        untruncated = (
+            turn.chain_mode is ChainMode.CONTRAST and prior.turn_index == turn.turn_index - 1
+        )
+        gold = prior.gold_result
+        rows = render_rows(gold.columns, gold.rows, None if untruncated else HISTORY_ROWS)
+        lines.append(
+            f"Turn {prior.turn_index}\nUser: {prior.utterance}\nAssistant: [Query Result] {rows}"
+        )
+    if not lines:
+        return ""
+    return "Conversation so far:\n" + "\n\n".join(lines) + "\n\n"
+
+
+def dependency_hint(turn: Turn) -> str:
+    """The note appended to a FIRST turn that builds on a specific earlier result ("" otherwise)."""
+    if turn.depends_on is None or Phenomenon.FIRST not in turn.phenomena:
+        return ""
+    n = turn.depends_on
+    return (
+        f" [Note: This turn builds upon the result of Turn {n}. "
+        f"Use the result shown for Turn {n} in the conversation history above.]"
+    )
+
+
+def guided_reply(turn: Turn) -> str:
+    """The scripted ASK_USER reply: the pre-authored disambiguation, else the discouragement."""
+    return turn.ambiguity_info.simulator_reply if turn.ambiguity_info else DISCOURAGEMENT
+
+
+def _scripted(turn: Turn) -> AskHandler:
+    def ask(question: str, asks_before: int) -> tuple[str, int]:
+        return guided_reply(turn), 0
+
+    return ask
+
+
+def play_guided(session: Session, env: SessionEnv) -> list[TurnOutcome]:
+    """Play a session under the guided protocol.
+
+    Every turn starts from a fresh context (system prompt with the schema, gold
+    history, current utterance) and gets exactly 3 actions.
+
+    Args:
+        session: the session.
+        env: model, executor, prompts, settings and log sinks.
+
+    Returns:
+        One :class:`TurnOutcome` per turn.
+
+    Raises:
+        ModelUnavailableError | ModelResponseError | EngineConnectionError: infrastructure failures.
+    """
+    prompts = env.prompts
+    system = fill(
+        prompts["guided_system"],
+        actions=prompts["actions"],
+        efficiency=prompts["efficiency"],
+        schema=render_schema(env.executor.schema),
+    )
+    outcomes: list[TurnOutcome] = []
+    for turn in session.turns:
+        started = time.perf_counter()
+        text = fill(
+            prompts["guided_turn"],
+            history=guided_history(session, turn),
+            utterance=turn.utterance + dependency_hint(turn),
+        )
+        messages = [
+            ChatMessage(role="system", content=system),
+            ChatMessage(role="user", content=text),
+        ]
+        result = run_action_loop(
+            call=env.call,
+            messages=messages,
+            turn=turn.turn_index,
+            max_actions=GUIDED_ACTIONS,
+            executor=env.executor,
+            ask=_scripted(turn),
+            on_step=env.on_step,
+            footer=lambda left: f"Actions left for this question: {left}.",
+        )
+        outcome = TurnOutcome(
+            turn=turn.turn_index,
+            predicted_cypher=result.prediction,
+            end=TurnEnd.SUBMITTED if result.submitted is not None else TurnEnd.ACTION_CAP,
+            steps=result.steps,
+            budget_remaining=GUIDED_ACTIONS - len(result.steps),
+            latency_s=time.perf_counter() - started,
+        )
+        env.on_turn(outcome)
+        outcomes.append(outcome)
+    return outcomes

@@ -1,0 +1,239 @@
+"""The action loop shared by both protocols, and model calls with retries (CypherTurn App. D.5).
+
+One step = one model call, one parsed action, one observation; every step costs
+one unit, an unparseable reply included. SUBMIT_ANSWER ends the loop (only the
+first counts); when the units run out first, the prediction falls back to the
+last EXECUTE_CYPHER payload of the turn, or ``None``.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from cypherturn.agent import ActionCall, ActionExecutor, ActionStep, parse_action, split_reasoning
+from cypherturn.errors import ModelUnavailableError
+from cypherturn.metrics import Action
+from cypherturn.models import ChatMessage, ChatModel, ChatResponse
+
+__all__ = ["AskHandler", "LoopResult", "ModelCaller", "RetryPolicy", "StepSink", "run_action_loop"]
+
+logger = logging.getLogger(__name__)
+
+AskHandler = Callable[[str, int], tuple[str, int]]
+"""``(question, asks_before_in_turn) -> (reply, simulator_tokens)``."""
+StepSink = Callable[[ActionStep], None]
+"""Receives every step as soon as it is taken (the runner appends it to the log)."""
+
+
+@dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    """Retries of transient endpoint failures (connection errors, 5xx, 429, timeouts).
+
+    Attributes:
+        attempts: calls made at most (first call included).
+        initial_delay_s: wait before the first retry, seconds.
+        factor: multiplier of the wait after each retry.
+        max_delay_s: longest wait, seconds.
+    """
+
+    attempts: int = 4
+    initial_delay_s: float = 2.0
+    factor: float = 2.0
+    max_delay_s: float = 30.0
+
+    def delays(self) -> list[float]:
+        """The waits before retries 1..attempts-1, seconds."""
+        return [
+            min(self.max_delay_s, self.initial_delay_s * self.factor**i)
+            for i in range(self.attempts - 1)
+        ]
+
+
+class ModelCaller:
+    """Calls a chat model with fixed sampling settings, retrying transient failures.
+
+    Args:
+        model: the chat model.
+        temperature / max_tokens / seed: sampling settings of every call.
+        retry: the retry policy for :class:`ModelUnavailableError`.
+
+    The SDK's own retries come first; these are a second, slower layer for
+    outages that outlast them. :class:`ModelResponseError` is not retried.
+    """
+
+    def __init__(
+        self,
+        model: ChatModel,
+        *,
+        temperature: float,
+        max_tokens: int,
+        seed: int | None,
+        retry: RetryPolicy | None = None,
+    ) -> None:
+        self.model = model
+        self._temperature = temperature
+        self._max_tokens = max_tokens
+        self._seed = seed
+        self._retry = retry or RetryPolicy()
+
+    def __call__(self, messages: list[ChatMessage]) -> ChatResponse:
+        """Complete a chat.
+
+        Raises:
+            ModelUnavailableError: every attempt failed (an infrastructure failure).
+            ModelResponseError: the endpoint answered without a usable completion.
+        """
+        waits = iter(self._retry.delays())
+        retry = 0
+        while True:
+            try:
+                return self.model.chat(
+                    messages,
+                    temperature=self._temperature,
+                    max_tokens=self._max_tokens,
+                    seed=self._seed,
+                )
+            except ModelUnavailableError as e:
+                wait = next(waits, None)
+                if wait is None:
+                    raise
+                retry += 1
+                logger.warning("%s: %s; retry %d in %.1f s", self.model.spec, e, retry, wait)
+                time.sleep(wait)
+
+
+@dataclass(slots=True)
+class LoopResult:
+    """What one turn's action loop produced.
+
+    Attributes:
+        submitted: the SUBMIT_ANSWER payload, when the model submitted.
+        last_executed: the last EXECUTE_CYPHER payload of the turn.
+        steps: the steps taken.
+    """
+
+    submitted: str | None = None
+    last_executed: str | None = None
+    steps: list[ActionStep] = field(default_factory=list)
+
+    @property
+    def prediction(self) -> str | None:
+        """SUBMIT payload, else the last executed query, else ``None`` (App. D.5 fallback)."""
+        return self.submitted if self.submitted is not None else self.last_executed
+
+
+def _reasoning_share(response: ChatResponse, reasoning: str) -> int:
+    if not reasoning or not response.text:
+        return 0
+    return min(
+        response.completion_tokens,
+        math.ceil(response.completion_tokens * len(reasoning) / len(response.text)),
+    )
+
+
+def run_action_loop(
+    *,
+    call: ModelCaller,
+    messages: list[ChatMessage],
+    turn: int,
+    max_actions: int,
+    executor: ActionExecutor,
+    ask: AskHandler,
+    on_step: StepSink,
+    footer: Callable[[int], str],
+    on_schema: Callable[[str], None] | None = None,
+) -> LoopResult:
+    """Play one turn: up to ``max_actions`` steps, stopping at the first SUBMIT_ANSWER.
+
+    Args:
+        call: the evaluated model.
+        messages: the turn's context (system and turn prompt); steps are appended.
+        turn: 1-based turn index (logged).
+        max_actions: units available to this turn (3 in guided; what is left of
+            the shared budget in agentic).
+        executor: runs EXECUTE_CYPHER, INSPECT_SCHEMA, SEARCH_VALUES.
+        ask: answers ASK_USER.
+        on_step: receives each step as it happens.
+        footer: text appended to each observation given the units left.
+        on_schema: called with the INSPECT_SCHEMA text (Agentic-PS keeps it).
+
+    Returns:
+        The :class:`LoopResult`.
+
+    Raises:
+        ModelUnavailableError | ModelResponseError: the model failed persistently.
+        EngineConnectionError: the engine is unreachable.
+    """
+    result = LoopResult()
+    asks = 0
+    for index in range(1, max_actions + 1):
+        response = call(messages)
+        answer, reasoning = split_reasoning(response.text)
+        parsed = parse_action(response.text)
+        reasoning_tokens = _reasoning_share(response, reasoning)
+        base = ActionStep(
+            turn=turn,
+            step=index,
+            action=None,
+            reply=response.text,
+            prompt_tokens=response.prompt_tokens,
+            output_tokens=response.completion_tokens - reasoning_tokens,
+            reasoning_tokens=reasoning_tokens,
+            model_latency_s=response.latency_s,
+            budget_remaining=max_actions - index,
+        )
+        messages.append(ChatMessage(role="assistant", content=answer or response.text))
+        if isinstance(parsed, ActionCall):
+            record = base.model_copy(update=_perform(parsed, executor, ask, asks, on_schema))
+            if parsed.action is Action.ASK_USER:
+                asks += 1
+            elif parsed.action is Action.EXECUTE_CYPHER:
+                result.last_executed = parsed.payload
+        else:
+            record = base.model_copy(update={"observation": parsed.message, "ok": False})
+        result.steps.append(record)
+        on_step(record)
+        if record.action is Action.SUBMIT_ANSWER:
+            result.submitted = record.payload
+            break
+        observation = f"Observation:\n{record.observation}\n\n{footer(record.budget_remaining)}"
+        messages.append(ChatMessage(role="user", content=observation))
+    return result
+
+
+def _perform(
+    call: ActionCall,
+    executor: ActionExecutor,
+    ask: AskHandler,
+    asks: int,
+    on_schema: Callable[[str], None] | None,
+) -> dict[str, object]:
+    """The step fields an action sets (its payload and observation)."""
+    fields: dict[str, object] = {"action": call.action, "payload": call.payload}
+    if call.action is Action.SUBMIT_ANSWER:
+        fields["observation"] = "Submitted."
+        return fields
+    if call.action is Action.ASK_USER:
+        reply, tokens = ask(call.payload, asks)
+        fields.update(observation=f"User: {reply}", simulator_tokens=tokens)
+        return fields
+    if call.action is Action.EXECUTE_CYPHER:
+        obs = executor.execute_cypher(call.payload)
+    elif call.action is Action.INSPECT_SCHEMA:
+        obs = executor.inspect_schema()
+        if on_schema is not None:
+            on_schema(obs.text)
+    else:
+        obs = executor.search_values(call.payload)
+    fields.update(
+        observation=obs.text,
+        ok=obs.ok,
+        error_class=obs.error_class,
+        rows=obs.rows,
+        execution_latency_s=obs.latency_s,
+    )
+    return fields

@@ -1,0 +1,97 @@
+"""The protocols' prompt files: versioned text under ``protocols/prompts/<name>.v<N>.txt``.
+
+Templates use ``{field}`` placeholders filled by :func:`fill`, which replaces only
+the named fields, so the JSON examples in the action prompt need no escaping.
+The run log records :data:`PROMPT_VERSION` and :meth:`PromptSet.digest`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from importlib import resources
+
+from pydantic import BaseModel, ConfigDict
+
+from cypherturn.errors import ConfigError
+
+__all__ = ["PROMPT_NAMES", "PROMPT_VERSION", "PromptSet", "fill", "load_prompts"]
+
+PROMPT_VERSION = 1
+"""Version of the packaged prompt files used by default."""
+PROMPT_NAMES = (
+    "actions",
+    "efficiency",
+    "encouraging",
+    "guided_system",
+    "guided_turn",
+    "agentic_system",
+    "agentic_turn",
+    "horizon",
+    "simulator_system",
+)
+"""Every prompt file a version must provide."""
+
+
+class PromptSet(BaseModel):
+    """The prompt texts of one version.
+
+    Attributes:
+        version: the version number (``N`` in ``<name>.vN.txt``).
+        texts: prompt name -> template text.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    version: int
+    texts: dict[str, str]
+
+    def __getitem__(self, name: str) -> str:
+        return self.texts[name]
+
+    def digest(self) -> str:
+        """SHA-256 over the names and texts, in name order (hex, 16 characters)."""
+        h = hashlib.sha256()
+        for name in sorted(self.texts):
+            h.update(name.encode())
+            h.update(b"\0")
+            h.update(self.texts[name].encode())
+            h.update(b"\0")
+        return h.hexdigest()[:16]
+
+
+def load_prompts(version: int = PROMPT_VERSION) -> PromptSet:
+    """Read the packaged prompt files of one version.
+
+    Args:
+        version: which version.
+
+    Returns:
+        The :class:`PromptSet`.
+
+    Raises:
+        ConfigError: a file of that version is missing.
+    """
+    root = resources.files("cypherturn.protocols") / "prompts"
+    texts: dict[str, str] = {}
+    for name in PROMPT_NAMES:
+        entry = root / f"{name}.v{version}.txt"
+        try:
+            texts[name] = entry.read_text(encoding="utf-8").rstrip("\n")
+        except OSError as e:
+            raise ConfigError(f"prompt file {name}.v{version}.txt is missing: {e}") from e
+    return PromptSet(version=version, texts=texts)
+
+
+def fill(template: str, **values: object) -> str:
+    """Replace ``{name}`` placeholders with values, leaving other braces alone.
+
+    Args:
+        template: the template text.
+        **values: placeholder name -> value (converted with ``str``).
+
+    Returns:
+        The filled text.
+    """
+    for name, value in values.items():
+        template = template.replace("{" + name + "}", str(value))
+    return template

@@ -1,0 +1,86 @@
+"""Protocol settings, variants, and what a played turn produced."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from cypherturn.agent import ActionStep, TurnEnd
+from cypherturn.metrics import ProtocolName
+
+__all__ = ["BUDGET_MULTIPLIERS", "GUIDED_ACTIONS", "ProtocolSettings", "TurnOutcome", "Variant"]
+
+GUIDED_ACTIONS = 3
+"""Hard cap of actions per turn under the guided protocol (§3.1)."""
+BUDGET_MULTIPLIERS = (3, 5, 10)
+"""The agentic budget multipliers m of the paper (B = T x m, §3.1)."""
+
+
+class Variant(StrEnum):
+    """Agentic protocol variants of the sensitivity ablation (CypherTurn appendix F)."""
+
+    BASE = "base"
+    PERSISTENT_SCHEMA = "persistent_schema"
+    """Agentic-PS: the first INSPECT_SCHEMA result stays in every later turn's context."""
+    DISCLOSED_HORIZON = "disclosed_horizon"
+    """T, m and a suggested remaining budget are shown at the start of each turn."""
+    BUDGET_ENCOURAGING = "budget_encouraging"
+    """The efficiency instruction is replaced by encouragement to use the budget (run at x10)."""
+
+
+class ProtocolSettings(BaseModel):
+    """How sessions are played.
+
+    Attributes:
+        protocol: guided or agentic (§3.1).
+        budget_multiplier: m of the agentic budget ``B = T x m``; recorded as 3
+            for guided, whose cap is a fixed 3 actions per turn.
+        variant: agentic variant (appendix F); must be ``base`` for guided.
+        temperature: sampling temperature of the evaluated model.
+        max_tokens: completion cap per action step, tokens.
+        seed: sampling seed passed to the model.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    protocol: ProtocolName
+    budget_multiplier: int = Field(default=GUIDED_ACTIONS, ge=1)
+    variant: Variant = Variant.BASE
+    temperature: float = Field(default=0.0, ge=0.0)
+    max_tokens: int = Field(default=512, ge=1)
+    seed: int | None = None
+
+    @model_validator(mode="after")
+    def _check(self) -> ProtocolSettings:
+        if self.protocol is ProtocolName.GUIDED:
+            if self.variant is not Variant.BASE:
+                raise ValueError(
+                    f"variant {self.variant.value} applies to the agentic protocol only"
+                )
+            if self.budget_multiplier != GUIDED_ACTIONS:
+                raise ValueError("the guided protocol has a fixed budget of 3 actions per turn")
+        return self
+
+
+@dataclass(slots=True)
+class TurnOutcome:
+    """What one turn produced.
+
+    Attributes:
+        turn: 1-based turn index.
+        predicted_cypher: the prediction (SUBMIT payload, else the last
+            EXECUTE_CYPHER payload, else ``None``).
+        end: why the turn stopped.
+        steps: the action steps, in order.
+        budget_remaining: actions left after the turn (turn cap or shared budget).
+        latency_s: wall time of the turn, seconds.
+    """
+
+    turn: int
+    predicted_cypher: str | None
+    end: TurnEnd
+    steps: list[ActionStep] = field(default_factory=list)
+    budget_remaining: int = 0
+    latency_s: float = 0.0

@@ -1,0 +1,364 @@
+"""Running many sessions concurrently into a run directory, resumably.
+
+Layout of a run directory::
+
+    RUN_DIR/bench_config.json     the run configuration (refused if it changes on resume)
+    RUN_DIR/prompts.json          the prompt texts the run used (their digest is in the config)
+    RUN_DIR/sessions/<id>.jsonl   one action log per session (see cypherturn.runner._log)
+    RUN_DIR/aborted/<id>.<n>.jsonl  logs of sessions a killed run left unfinished
+    RUN_DIR/records.jsonl         the scorer's TurnRecords of every completed session
+    RUN_DIR/infra_failures.json   sessions lost to infrastructure failures, unscored
+
+Resume: a session whose log ends with ``session_end: completed`` under the same
+configuration is read back, never replayed; any other session (never started,
+killed mid-way, or an infrastructure failure) is played from its start.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import json
+import re
+import threading
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from cypherturn.errors import ConfigError, DatasetError
+from cypherturn.graph import GraphEngine, GraphSchema
+from cypherturn.metrics import RECORDS_FILE, write_jsonl
+from cypherturn.models import ChatModel
+from cypherturn.protocols import PromptSet, ProtocolSettings, RetryPolicy, load_prompts
+from cypherturn.runner._log import (
+    SessionFinished,
+    SessionStarted,
+    SessionStatus,
+    TurnFinished,
+    read_log,
+)
+from cypherturn.runner._session import SessionResult, run_session, session_digest
+from cypherturn.sessions import Session
+
+__all__ = [
+    "CONFIG_FILE",
+    "INFRA_FILE",
+    "PROMPTS_FILE",
+    "InfraFailure",
+    "RunConfig",
+    "RunSummary",
+    "collect_records",
+    "log_path",
+    "run_benchmark",
+    "select_sessions",
+]
+
+CONFIG_FILE = "bench_config.json"
+INFRA_FILE = "infra_failures.json"
+PROMPTS_FILE = "prompts.json"
+
+
+class RunConfig(BaseModel):
+    """Everything that decides how sessions are played; a resumed run must match it exactly.
+
+    Attributes:
+        schema_version: layout version (1).
+        run_id: the run's identifier.
+        model: the evaluated model's spec.
+        sim_model: the user simulator's model spec (agentic; ``None``: the evaluated model).
+        settings: protocol settings.
+        prompt_version: the prompt files' version.
+        prompt_digest: digest of the prompt texts.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    schema_version: Literal[1] = 1
+    run_id: str = Field(min_length=1)
+    model: str
+    sim_model: str | None = None
+    settings: ProtocolSettings
+    prompt_version: int
+    prompt_digest: str
+
+    def digest(self) -> str:
+        """SHA-256 of the configuration's JSON (hex, 16 characters)."""
+        return hashlib.sha256(self.model_dump_json().encode()).hexdigest()[:16]
+
+
+class InfraFailure(BaseModel):
+    """A session lost to an infrastructure failure (unscored)."""
+
+    session_id: str
+    error: str
+
+
+class RunSummary(BaseModel):
+    """What :func:`run_benchmark` did.
+
+    Attributes:
+        run_id: the run.
+        out_dir: the run directory.
+        sessions: sessions selected.
+        played: sessions played in this invocation.
+        resumed: sessions read back from an earlier invocation.
+        completed: sessions completed (played or resumed).
+        turns: turn records written.
+        infra_failures: sessions lost to infrastructure failures.
+        wall_s: wall time of this invocation, seconds.
+    """
+
+    run_id: str
+    out_dir: Path
+    sessions: int
+    played: int
+    resumed: int
+    completed: int
+    turns: int
+    infra_failures: list[InfraFailure] = Field(default_factory=list)
+    wall_s: float = 0.0
+
+    @property
+    def records_path(self) -> Path:
+        """The ``records.jsonl`` the scorer reads."""
+        return self.out_dir / RECORDS_FILE
+
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
+
+
+def log_path(out_dir: Path, session_id: str) -> Path:
+    """Where a session's log lives in a run directory."""
+    return out_dir / "sessions" / f"{_UNSAFE.sub('_', session_id)}.jsonl"
+
+
+def select_sessions(sessions: Sequence[Session], selector: str | None) -> list[Session]:
+    """The sessions whose id or world matches a comma-separated list of shell patterns.
+
+    Args:
+        sessions: the benchmark.
+        selector: e.g. ``"magic_academy"``, ``"ancient_empire-0-*,ocean_kingdom"``;
+            ``None`` or empty selects every session.
+
+    Returns:
+        The matching sessions, in benchmark order.
+
+    Raises:
+        ConfigError: the selector matches nothing.
+    """
+    if not selector:
+        return list(sessions)
+    patterns = [p.strip() for p in selector.split(",") if p.strip()]
+    chosen = [
+        s
+        for s in sessions
+        if any(
+            fnmatch.fnmatchcase(s.session_id, p) or fnmatch.fnmatchcase(s.world, p)
+            for p in patterns
+        )
+    ]
+    if not chosen:
+        raise ConfigError(f"no session id or world matches {selector!r}")
+    return chosen
+
+
+def _check_config(out_dir: Path, config: RunConfig) -> None:
+    path = out_dir / CONFIG_FILE
+    if path.exists():
+        try:
+            stored = RunConfig.model_validate_json(path.read_text(encoding="utf-8"))
+        except (OSError, ValidationError) as e:
+            raise ConfigError(f"{path} is not a cypherturn run configuration: {e}") from e
+        if stored != config:
+            old, new = stored.model_dump(mode="json"), config.model_dump(mode="json")
+            changed = sorted(k for k in new if old.get(k) != new[k])
+            raise ConfigError(
+                f"{out_dir} holds a run with a different configuration (changed: "
+                f"{', '.join(changed)}); use the same options to resume, or a new --out"
+            )
+        return
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path.write_text(config.model_dump_json(indent=2), encoding="utf-8")
+
+
+def _finished(path: Path, session: Session, config_digest: str) -> SessionResult | None:
+    """The completed result stored in a log, or ``None`` when the session must be played."""
+    if not path.exists():
+        return None
+    events = read_log(path)
+    if not events or not isinstance(events[0], SessionStarted):
+        return None
+    start = events[0]
+    if start.session_digest != session_digest(session):
+        raise ConfigError(
+            f"session {session.session_id} changed since {path} was written; "
+            "resume with the same benchmark file, or use a new --out"
+        )
+    if start.config_digest != config_digest:
+        raise ConfigError(f"{path} was written under a different configuration")
+    last = events[-1]
+    if not (isinstance(last, SessionFinished) and last.status is SessionStatus.COMPLETED):
+        return None
+    records = [e.record for e in events if isinstance(e, TurnFinished)]
+    return SessionResult(session.session_id, SessionStatus.COMPLETED, records=records, resumed=True)
+
+
+def _set_aside(path: Path, out_dir: Path) -> None:
+    aborted = out_dir / "aborted"
+    aborted.mkdir(parents=True, exist_ok=True)
+    n = 1
+    while (target := aborted / f"{path.stem}.{n}.jsonl").exists():
+        n += 1
+    path.rename(target)
+
+
+def collect_records(out_dir: Path, sessions: Sequence[Session]) -> list[SessionResult]:
+    """Read the completed sessions of a run directory (for ``bench score``).
+
+    Args:
+        out_dir: the run directory.
+        sessions: the sessions to look for.
+
+    Returns:
+        The completed sessions' results, in the given order.
+
+    Raises:
+        ConfigError: the run directory has no configuration.
+    """
+    path = out_dir / CONFIG_FILE
+    if not path.exists():
+        raise ConfigError(f"{out_dir} is not a run directory (no {CONFIG_FILE})")
+    digest = RunConfig.model_validate_json(path.read_text(encoding="utf-8")).digest()
+    found = (_finished(log_path(out_dir, s.session_id), s, digest) for s in sessions)
+    return [r for r in found if r is not None]
+
+
+def run_benchmark(
+    sessions: Sequence[Session],
+    *,
+    model: ChatModel,
+    engines: Callable[[str], GraphEngine],
+    settings: ProtocolSettings,
+    out_dir: Path,
+    run_id: str | None = None,
+    sim_model: ChatModel | None = None,
+    concurrency: int = 1,
+    prompts: PromptSet | None = None,
+    retry: RetryPolicy | None = None,
+    on_session: Callable[[SessionResult], None] | None = None,
+) -> RunSummary:
+    """Play sessions concurrently into a run directory, resuming an earlier run there.
+
+    Args:
+        sessions: the sessions to play (a filtered benchmark).
+        model: the evaluated model (shared by the worker threads).
+        engines: the engine of a world by name (called once per world, from this thread).
+        settings: protocol settings.
+        out_dir: the run directory.
+        run_id: the run identifier (default: the directory's name).
+        sim_model: the user simulator's model (default: ``model``).
+        concurrency: sessions played at once (threads).
+        prompts: the prompt set (default: the packaged current version).
+        retry: retry policy for transient endpoint failures.
+        on_session: called (from a worker thread, serialised) after each session,
+            resumed ones included.
+
+    Returns:
+        The :class:`RunSummary`; ``records.jsonl`` and ``infra_failures.json`` are written.
+
+    Raises:
+        ConfigError: the directory holds a run with a different configuration, a
+            session changed since it was logged, or ``concurrency < 1``.
+        DatasetError: a log cannot be read or written.
+    """
+    if concurrency < 1:
+        raise ConfigError("concurrency must be at least 1")
+    ids = [s.session_id for s in sessions]
+    if len(set(ids)) != len(ids):
+        raise DatasetError("session ids must be unique")
+    started = time.perf_counter()
+    prompts = prompts or load_prompts()
+    config = RunConfig(
+        run_id=run_id or out_dir.name or "run",
+        model=model.spec,
+        sim_model=sim_model.spec if sim_model is not None else None,
+        settings=settings,
+        prompt_version=prompts.version,
+        prompt_digest=prompts.digest(),
+    )
+    _check_config(out_dir, config)
+    (out_dir / PROMPTS_FILE).write_text(prompts.model_dump_json(indent=2), encoding="utf-8")
+    digest = config.digest()
+    results: dict[str, SessionResult] = {}
+    pending: list[Session] = []
+    lock = threading.Lock()
+
+    def report(result: SessionResult) -> None:
+        with lock:
+            results[result.session_id] = result
+            if on_session is not None:
+                on_session(result)
+
+    for session in sessions:
+        path = log_path(out_dir, session.session_id)
+        done = _finished(path, session, digest)
+        if done is not None:
+            report(done)
+            continue
+        if path.exists():
+            _set_aside(path, out_dir)
+        pending.append(session)
+
+    worlds: dict[str, tuple[GraphEngine, GraphSchema]] = {}
+    for session in pending:
+        if session.world not in worlds:
+            engine = engines(session.world)
+            worlds[session.world] = (engine, engine.schema())
+
+    def play(session: Session) -> SessionResult:
+        engine, schema = worlds[session.world]
+        return run_session(
+            session,
+            model=model,
+            engine=engine,
+            settings=settings,
+            run_id=config.run_id,
+            sim_model=sim_model,
+            schema=schema,
+            prompts=prompts,
+            log_path=log_path(out_dir, session.session_id),
+            config_digest=digest,
+            retry=retry,
+        )
+
+    with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="cypherturn-run") as pool:
+        futures = [pool.submit(play, s) for s in pending]
+        for future in as_completed(futures):
+            report(future.result())
+
+    ordered = [results[i] for i in ids]
+    completed = [r for r in ordered if r.status is SessionStatus.COMPLETED]
+    failures = [
+        InfraFailure(session_id=r.session_id, error=r.error or "")
+        for r in ordered
+        if r.status is SessionStatus.INFRA_FAILURE
+    ]
+    turns = write_jsonl(out_dir / RECORDS_FILE, (rec for r in completed for rec in r.records))
+    (out_dir / INFRA_FILE).write_text(
+        json.dumps([f.model_dump() for f in failures], indent=2), encoding="utf-8"
+    )
+    return RunSummary(
+        run_id=config.run_id,
+        out_dir=out_dir,
+        sessions=len(ids),
+        played=len(pending),
+        resumed=len(ordered) - len(pending),
+        completed=len(completed),
+        turns=turns,
+        infra_failures=failures,
+        wall_s=time.perf_counter() - started,
+    )

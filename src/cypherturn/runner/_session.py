@@ -1,0 +1,226 @@
+"""Playing one session and logging it: the runner's unit of work and of resume."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from cypherturn.agent import ActionExecutor, ActionStep, TurnEnd, UserSimulator
+from cypherturn.errors import EngineConnectionError, ModelError
+from cypherturn.graph import GraphEngine, GraphSchema
+from cypherturn.metrics import Action, ProtocolName, QueryAttempt, TurnRecord
+from cypherturn.models import ChatModel
+from cypherturn.protocols import (
+    GUIDED_ACTIONS,
+    ModelCaller,
+    PromptSet,
+    ProtocolSettings,
+    RetryPolicy,
+    SessionEnv,
+    TurnOutcome,
+    load_prompts,
+    play_session,
+    session_budget,
+)
+from cypherturn.runner._log import (
+    SessionFinished,
+    SessionLog,
+    SessionStarted,
+    SessionStatus,
+    StepLogged,
+    TurnFinished,
+)
+from cypherturn.sessions import Session
+
+__all__ = ["SessionResult", "run_session", "session_digest", "turn_record"]
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(slots=True)
+class SessionResult:
+    """What running one session produced.
+
+    Attributes:
+        session_id: the session.
+        status: completed or infrastructure failure.
+        records: one scorer record per turn (empty on infrastructure failure).
+        error: the infrastructure failure's message.
+        resumed: the session was finished in an earlier run and not replayed.
+    """
+
+    session_id: str
+    status: SessionStatus
+    records: list[TurnRecord] = field(default_factory=list)
+    error: str | None = None
+    resumed: bool = False
+
+
+def session_digest(session: Session) -> str:
+    """SHA-256 of the session's benchmark line (hex, 16 characters)."""
+    return hashlib.sha256(session.to_line().encode()).hexdigest()[:16]
+
+
+def turn_record(
+    outcome: TurnOutcome,
+    session: Session,
+    *,
+    run_id: str,
+    model: str,
+    settings: ProtocolSettings,
+) -> TurnRecord:
+    """The scorer's :class:`TurnRecord` of a played turn.
+
+    Args:
+        outcome: the played turn.
+        session: its session.
+        run_id: the run's identifier.
+        model: the evaluated model's spec.
+        settings: the protocol settings.
+
+    Returns:
+        The record; cliff turns carry ``cliff=True`` and no prediction.
+    """
+    turn = session.turns[outcome.turn - 1]
+    steps: list[ActionStep] = outcome.steps
+    counts = Counter(s.action for s in steps if s.action is not None)
+    attempts = [
+        QueryAttempt(
+            index=i,
+            outcome="ok" if s.ok else "error",
+            error_class=s.error_class,
+            prompt_tokens=s.prompt_tokens,
+            completion_tokens=s.output_tokens + s.reasoning_tokens,
+            model_latency_s=s.model_latency_s,
+            execution_latency_s=s.execution_latency_s,
+        )
+        for i, s in enumerate((s for s in steps if s.action is Action.EXECUTE_CYPHER), start=1)
+    ]
+    return TurnRecord(
+        run_id=run_id,
+        model=model,
+        protocol=settings.protocol,
+        budget_multiplier=settings.budget_multiplier,
+        session_id=session.session_id,
+        turn=turn.turn_index,
+        graph=session.world,
+        phenomenon="+".join(p.value for p in turn.phenomena),
+        chain_mode=turn.chain_mode.value,
+        persona=session.persona.value,
+        depends_on=turn.depends_on,
+        gold_cypher=turn.gold_cypher,
+        predicted_cypher=outcome.predicted_cypher,
+        cliff=outcome.end is TurnEnd.CLIFF,
+        budget_remaining=outcome.budget_remaining,
+        actions=dict(counts),
+        output_tokens=sum(s.output_tokens for s in steps),
+        reasoning_tokens=sum(s.reasoning_tokens for s in steps),
+        prompt_tokens=sum(s.prompt_tokens for s in steps),
+        latency_s=outcome.latency_s,
+        query_attempts=attempts,
+    )
+
+
+def run_session(
+    session: Session,
+    *,
+    model: ChatModel,
+    engine: GraphEngine,
+    settings: ProtocolSettings,
+    run_id: str = "run",
+    sim_model: ChatModel | None = None,
+    schema: GraphSchema | None = None,
+    prompts: PromptSet | None = None,
+    log_path: Path | None = None,
+    config_digest: str = "",
+    retry: RetryPolicy | None = None,
+) -> SessionResult:
+    """Play one session under a protocol and log every action as it happens.
+
+    Infrastructure failures (the endpoint still failing after retries, a
+    malformed endpoint answer, an unreachable engine) end the session with
+    status ``infra_failure`` and no records: they are never scored as model errors.
+
+    Args:
+        session: the session.
+        model: the evaluated model.
+        engine: an engine on the session's graph (``session.world``), loaded.
+        settings: protocol, budget multiplier, variant, sampling settings.
+        run_id: the run identifier written into the records.
+        sim_model: the user simulator's model (agentic; default: ``model``).
+        schema: the graph's schema when known (otherwise introspected).
+        prompts: the prompt set (default: the packaged current version).
+        log_path: where to write the session log (``None``: no log).
+        config_digest: digest of the run configuration, recorded in the log.
+        retry: retry policy for transient endpoint failures.
+
+    Returns:
+        The :class:`SessionResult`.
+    """
+    prompts = prompts or load_prompts()
+    executor = ActionExecutor(engine, schema=schema)
+    budget = (
+        GUIDED_ACTIONS * len(session.turns)
+        if settings.protocol is ProtocolName.GUIDED
+        else session_budget(len(session.turns), settings.budget_multiplier)
+    )
+    log = SessionLog(log_path) if log_path is not None else None
+    records: list[TurnRecord] = []
+
+    def emit(event: SessionStarted | StepLogged | TurnFinished | SessionFinished) -> None:
+        if log is not None:
+            log.append(event)
+
+    def on_turn(outcome: TurnOutcome) -> None:
+        record = turn_record(outcome, session, run_id=run_id, model=model.spec, settings=settings)
+        records.append(record)
+        emit(TurnFinished(end=outcome.end, record=record))
+
+    try:
+        emit(
+            SessionStarted(
+                session_id=session.session_id,
+                config_digest=config_digest,
+                session_digest=session_digest(session),
+                turns=len(session.turns),
+                budget=budget,
+            )
+        )
+        simulator = None
+        if settings.protocol is ProtocolName.AGENTIC:
+            simulator = UserSimulator(
+                sim_model or model,
+                executor.schema,
+                session.persona.value,
+                prompts["simulator_system"],
+                seed=settings.seed,
+            )
+        env = SessionEnv(
+            call=ModelCaller(
+                model,
+                temperature=settings.temperature,
+                max_tokens=settings.max_tokens,
+                seed=settings.seed,
+                retry=retry,
+            ),
+            executor=executor,
+            prompts=prompts,
+            settings=settings,
+            on_step=lambda step: emit(StepLogged(step=step)),
+            on_turn=on_turn,
+            simulator=simulator,
+        )
+        try:
+            play_session(session, env)
+        except (ModelError, EngineConnectionError) as e:
+            logger.warning("session %s: infrastructure failure: %s", session.session_id, e)
+            emit(SessionFinished(status=SessionStatus.INFRA_FAILURE, error=str(e)))
+            return SessionResult(session.session_id, SessionStatus.INFRA_FAILURE, error=str(e))
+        emit(SessionFinished(status=SessionStatus.COMPLETED))
+        return SessionResult(session.session_id, SessionStatus.COMPLETED, records=records)
+    finally:
+        if log is not None:
+            log.close()

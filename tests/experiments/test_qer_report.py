@@ -1,0 +1,103 @@
+"""Tables 3 and 4, the side tables and Figure 3 rendered from runs made by the runner and the CLI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import cypherturn.cli._commands  # noqa: F401 - registers the command groups
+from cypherturn.cli._app import app, console
+from cypherturn.errors import ConfigError
+from cypherturn.metrics import ATTEMPTS_FILE, read_run
+from cypherturn.reports import build_report, write_report
+
+runner = CliRunner()
+
+
+def test_tables_of_a_replay_run(tiny_run: Path, tmp_path: Path) -> None:
+    report = build_report([read_run(tiny_run)], qer_n=5)
+    tables = {t.name: t for t in report.tables}
+    # Budget 2 caps n; every question failed at attempt 1 and executed at attempt 2.
+    assert tables["qer"].columns == ["Dataset", "Model", "Q@1", "IS@2", "RAS@2", "dIS", "dRAS"]
+    assert tables["qer"].rows == [["fraud", "replay:<memory>", 1.0, 0.0, 0.0, 1.0, 1.0]]
+    assert tables["qer_tiers"].rows == [
+        ["fraud", "easy", "replay:<memory>", 1.0, 0.0, 0.0, 0.0, 0.0]
+    ]
+    assert tables["qer_error_classes"].columns[-1] == "syntax"
+    assert tables["qer_error_classes"].rows == [["is", 1, 2, 1.0], ["ras", 1, 2, 1.0]]
+    cost = tables["qer_cost"].rows
+    assert [row[:4] for row in cost] == [["fraud", "is", 2, "2.00"], ["fraud", "ras", 2, "2.00"]]
+    # RAS's second prompt carries the failed query and the engine's message: a larger context.
+    assert int(str(cost[1][7])) > int(str(cost[0][7]))
+    written = write_report(report, tmp_path / "report")
+    assert (tmp_path / "report" / "plots" / "qer_scaling.png") in written
+    text = written[0].read_text()
+    assert "QER per complexity tier" in text and "Failures by error class" in text
+
+
+@pytest.fixture
+def replay_file(tmp_path: Path) -> Path:
+    bad = "```cypher\nMATCH (c:Client RETURN c.name\n```"
+    good = "```cypher\nMATCH (c:Client) RETURN c.name LIMIT 3\n```"
+    path = tmp_path / "replies.json"
+    path.write_text(json.dumps([bad, good] * 8))
+    return path
+
+
+def test_cli_run_report_and_refusal(
+    replay_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(console, "_width", 200)
+    out = tmp_path / "run"
+    args = [
+        "qer",
+        "run",
+        "--datasets",
+        "fraud",
+        "--tiers",
+        "easy,hard",
+        "-q",
+        "1",
+        "-n",
+        "2",
+        "--model",
+        f"replay:{replay_file}",
+        "--out",
+        str(out),
+    ]
+    result = runner.invoke(app, [*args, "--runs", "2"])
+    assert result.exit_code == 0, result.output
+    assert "8 episodes played, 0 already done, 8 planned" in result.output
+    assert len((out / ATTEMPTS_FILE).read_text().splitlines()) == 8
+    again = runner.invoke(app, [*args, "--runs", "2"])
+    assert "0 episodes played, 8 already done" in again.output
+    refused = runner.invoke(app, [*args, "--runs", "3"])
+    assert isinstance(refused.exception, ConfigError)
+    assert "runs 2 -> 3" in str(refused.exception)
+    shown = runner.invoke(app, ["report", str(out)])
+    assert shown.exit_code == 0, shown.output
+    assert "Query execution error rate (QER), n = 2" in shown.output
+    assert "QER per complexity tier" in shown.output
+    assert (out / "report" / "plots" / "qer_scaling.png").exists()
+
+
+def test_cli_questions_list_and_validate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(console, "_width", 200)
+    listed = runner.invoke(app, ["qer", "questions"])
+    assert listed.exit_code == 0, listed.output
+    assert "healthcare" in listed.output and "crime" in listed.output
+    checked = runner.invoke(app, ["qer", "questions", "--datasets", "fraud", "--validate"])
+    assert checked.exit_code == 0, checked.output
+    assert "valid" in checked.output
+    written = runner.invoke(
+        app, ["qer", "questions", "--datasets", "fraud", "--regenerate", "--out", str(tmp_path)]
+    )
+    assert written.exit_code == 0, written.output
+    assert (tmp_path / "fraud.json").read_text() == (
+        Path(__file__).parents[2] / "src/cypherturn/experiments/data/questions/fraud.json"
+    ).read_text()
+    bad = runner.invoke(app, ["qer", "questions", "--datasets", "nowhere"])
+    assert isinstance(bad.exception, ConfigError)

@@ -1,0 +1,214 @@
+"""The QER runner on the real Fraud graph with a replay model: records, seeds, resume, refusal."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from cypherturn.errors import ConfigError, ModelResponseError
+from cypherturn.experiments import (
+    QER_CONFIG_FILE,
+    TRANSCRIPTS_FILE,
+    QerRunConfig,
+    QerTranscript,
+    QuestionSet,
+    episode_seed,
+    plan_tasks,
+    run_qer_experiment,
+)
+from cypherturn.graph import GraphEngine
+from cypherturn.metrics import ATTEMPTS_FILE, QerEpisode, qer_curves
+from cypherturn.models import ReplayChatModel
+
+
+def _episodes(run_dir: Path) -> list[QerEpisode]:
+    lines = (run_dir / ATTEMPTS_FILE).read_text().splitlines()
+    return [QerEpisode.model_validate_json(line) for line in lines if line.strip()]
+
+
+def _transcripts(run_dir: Path) -> list[QerTranscript]:
+    lines = (run_dir / TRANSCRIPTS_FILE).read_text().splitlines()
+    return [QerTranscript.model_validate_json(line) for line in lines if line.strip()]
+
+
+def _key(e: QerEpisode) -> tuple[str, str, str, int, str]:
+    return (e.strategy, e.dataset, e.tier, e.run_index, e.question_id)
+
+
+def test_plan_is_run_major_and_pairs_is_with_ras(
+    make_config: Callable[..., QerRunConfig], fraud_set: QuestionSet
+) -> None:
+    tasks = plan_tasks(make_config(tiers=["easy", "hard"], runs=3), {"fraud": fraud_set})
+    assert len(tasks) == 3 * 2 * 1 * 2
+    assert [t.run_index for t in tasks] == sorted(t.run_index for t in tasks)
+    # The paper's question comes first in each tier.
+    assert {t.question.id for t in tasks} == {"fraud_easy", "fraud_hard"}
+    by_pair: dict[tuple[str, int], set[int]] = {}
+    for t in tasks:
+        by_pair.setdefault((t.question.id, t.run_index), set()).add(t.seed)
+    assert all(len(seeds) == 1 for seeds in by_pair.values())  # IS and RAS share the seed
+    assert len({next(iter(s)) for s in by_pair.values()}) == len(by_pair)  # runs differ
+    assert tasks[0].seed == episode_seed(0, "fraud", "fraud_easy", 0)
+
+
+def test_records_every_attempt_with_known_qer(tiny_run: Path) -> None:
+    episodes = _episodes(tiny_run)
+    assert len(episodes) == 4
+    assert all([a.outcome for a in e.attempts] == ["error", "ok"] for e in episodes)
+    assert episodes[0].attempts[0].error_class is not None
+    assert episodes[0].attempts[0].error_class.value == "syntax"
+    curves = {c.strategy: c for c in qer_curves(episodes)}
+    for curve in curves.values():
+        assert curve.runs == 2
+        assert curve.mean == [1.0, 0.0]
+        assert curve.std == [0.0, 0.0]
+    stored = QerRunConfig.model_validate_json((tiny_run / QER_CONFIG_FILE).read_text())
+    assert stored.budget == 2
+
+
+def test_is_and_ras_share_attempt_one_and_ras_grows_its_context(
+    make_config: Callable[..., QerRunConfig],
+    fraud_engine: GraphEngine,
+    fraud_set: QuestionSet,
+    run_dir: Path,
+    replies: Callable[[int], list[str]],
+) -> None:
+    model = ReplayChatModel(replies(4))
+    run_qer_experiment(make_config(), model, {"fraud": fraud_engine}, {"fraud": fraud_set}, run_dir)
+    transcripts = _transcripts(run_dir)
+    assert [t.result.strategy for t in transcripts] == ["is", "ras", "is", "ras"]
+    is_run, ras_run = transcripts[0], transcripts[1]
+    assert is_run.seed == ras_run.seed
+    assert is_run.result.attempts[0].seed == ras_run.result.attempts[0].seed == is_run.seed
+    assert is_run.result.attempts[1].seed == is_run.seed + 1
+    # Calls 1 (IS attempt 1) and 3 (RAS attempt 1) saw the same context and decoding settings.
+    assert model.calls[0] == model.calls[2]
+    assert model.settings[0] == model.settings[2]
+    # IS resamples from C0; RAS appended the failed query and the engine's message.
+    assert is_run.result.context_messages[0] == is_run.result.context_messages[1]
+    assert ras_run.result.context_messages[1] == ras_run.result.context_messages[0] + 2
+    assert "MATCH (c:Client RETURN c.name" in model.calls[3][-2].content
+    assert transcripts[2].seed != is_run.seed
+
+
+def test_resume_after_a_crash_loses_and_duplicates_nothing(
+    make_config: Callable[..., QerRunConfig],
+    fraud_engine: GraphEngine,
+    fraud_set: QuestionSet,
+    run_dir: Path,
+    replies: Callable[[int], list[str]],
+) -> None:
+    config = make_config()
+    engines, sets = {"fraud": fraud_engine}, {"fraud": fraud_set}
+    # The replay model raises on its 6th call: episodes 1-2 finish, episode 3 dies mid-way.
+    with pytest.raises(ModelResponseError):
+        run_qer_experiment(
+            config, ReplayChatModel([*replies(2), BAD_REPLY]), engines, sets, run_dir
+        )
+    first = (run_dir / ATTEMPTS_FILE).read_text().splitlines()
+    assert len(first) == 2
+    # A kill can also leave half a line behind.
+    with (run_dir / ATTEMPTS_FILE).open("a") as handle:
+        handle.write('{"schema_version": 1, "strat')
+    started: list[tuple[int, int]] = []
+    summary = run_qer_experiment(
+        config,
+        ReplayChatModel(replies(2)),
+        engines,
+        sets,
+        run_dir,
+        on_start=lambda planned, done: started.append((planned, done)),
+    )
+    assert started == [(4, 2)]
+    assert (summary.planned, summary.skipped, summary.ran) == (4, 2, 2)
+    lines = (run_dir / ATTEMPTS_FILE).read_text().splitlines()
+    assert lines[:2] == first
+    keys = [_key(e) for e in _episodes(run_dir)]
+    assert len(keys) == len(set(keys)) == 4
+    assert {k[3] for k in keys} == {0, 1}
+    assert len(_transcripts(run_dir)) == 4
+    # Nothing left to do: a third call plays nothing and needs no model reply.
+    again = run_qer_experiment(config, ReplayChatModel([]), engines, sets, run_dir)
+    assert (again.ran, again.skipped) == (0, 4)
+
+
+BAD_REPLY = "```cypher\nMATCH (c:Client RETURN c.name\n```"
+
+
+def test_a_changed_configuration_is_refused(
+    make_config: Callable[..., QerRunConfig],
+    fraud_engine: GraphEngine,
+    fraud_set: QuestionSet,
+    tiny_run: Path,
+) -> None:
+    engines, sets = {"fraud": fraud_engine}, {"fraud": fraud_set}
+    with pytest.raises(ConfigError, match=r"runs 2 -> 3"):
+        run_qer_experiment(make_config(runs=3), ReplayChatModel([]), engines, sets, tiny_run)
+    with pytest.raises(ConfigError, match="temperature"):
+        run_qer_experiment(
+            make_config(temperature=0.2), ReplayChatModel([]), engines, sets, tiny_run
+        )
+    edited = fraud_set.model_copy(
+        update={
+            "questions": [q.model_copy(update={"question": "Edited?"}) for q in fraud_set.questions]
+        }
+    )
+    with pytest.raises(ConfigError, match="question set"):
+        run_qer_experiment(make_config(), ReplayChatModel([]), engines, {"fraud": edited}, tiny_run)
+    assert len(_episodes(tiny_run)) == 4
+
+
+def test_concurrent_workers_write_whole_lines(
+    make_config: Callable[..., QerRunConfig],
+    fraud_engine: GraphEngine,
+    fraud_set: QuestionSet,
+    run_dir: Path,
+) -> None:
+    good = "```cypher\nMATCH (c:Client) RETURN c.name LIMIT 3\n```"
+    config = make_config(runs=6)
+    run_qer_experiment(
+        config,
+        ReplayChatModel([good] * 24),
+        {"fraud": fraud_engine},
+        {"fraud": fraud_set},
+        run_dir,
+        concurrency=3,
+    )
+    episodes = _episodes(run_dir)
+    assert len({_key(e) for e in episodes}) == len(episodes) == 12
+    assert all(e.attempts[0].ok for e in episodes)
+    assert all(json.loads(line) for line in (run_dir / TRANSCRIPTS_FILE).read_text().splitlines())
+
+
+def test_bad_settings_are_config_errors(
+    make_config: Callable[..., QerRunConfig],
+    fraud_engine: GraphEngine,
+    fraud_set: QuestionSet,
+    run_dir: Path,
+) -> None:
+    with pytest.raises(ConfigError, match="tier"):
+        plan_tasks(make_config(tiers=["trivial"]), {"fraud": fraud_set})
+    with pytest.raises(ConfigError, match="strategy"):
+        plan_tasks(make_config(strategies=["beam"]), {"fraud": fraud_set})
+    with pytest.raises(ConfigError, match="not the configuration's"):
+        run_qer_experiment(
+            make_config(model="openai:other"),
+            ReplayChatModel([]),
+            {"fraud": fraud_engine},
+            {"fraud": fraud_set},
+            run_dir,
+        )
+    with pytest.raises(ConfigError, match="no engine"):
+        run_qer_experiment(make_config(), ReplayChatModel([]), {}, {"fraud": fraud_set}, run_dir)
+    with pytest.raises(ConfigError, match="concurrency"):
+        run_qer_experiment(
+            make_config(),
+            ReplayChatModel([]),
+            {"fraud": fraud_engine},
+            {"fraud": fraud_set},
+            run_dir,
+            concurrency=0,
+        )

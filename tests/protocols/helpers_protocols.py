@@ -1,0 +1,71 @@
+"""Playing the heroes session with a replay model (shared by the protocol tests)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+from cypherturn.agent import ActionExecutor, ActionStep, UserSimulator
+from cypherturn.graph import GraphEngine
+from cypherturn.metrics import ProtocolName
+from cypherturn.models import ReplayChatModel
+from cypherturn.protocols import (
+    ModelCaller,
+    ProtocolSettings,
+    RetryPolicy,
+    SessionEnv,
+    TurnOutcome,
+    Variant,
+    load_prompts,
+    play_session,
+)
+from cypherturn.sessions import Session
+
+
+def act(action: str, payload: object = None) -> str:
+    """A text-format reply choosing one action."""
+    body: dict[str, object] = {"action": action}
+    if payload is not None:
+        body["input"] = payload
+    return json.dumps(body)
+
+
+@dataclass
+class Played:
+    outcomes: list[TurnOutcome]
+    model: ReplayChatModel
+    steps: list[ActionStep] = field(default_factory=list)
+
+    def prompt(self, call: int) -> str:
+        """The turn prompt (first user message) of a model call."""
+        return self.model.calls[call][1].content
+
+
+def play(
+    session: Session,
+    engine: GraphEngine,
+    replies: list[str],
+    *,
+    protocol: ProtocolName = ProtocolName.GUIDED,
+    m: int = 3,
+    variant: Variant = Variant.BASE,
+    sim_replies: list[str] | None = None,
+) -> Played:
+    model = ReplayChatModel(replies)
+    prompts = load_prompts()
+    steps: list[ActionStep] = []
+    env = SessionEnv(
+        call=ModelCaller(model, temperature=0.0, max_tokens=100, seed=None, retry=RetryPolicy(1)),
+        executor=ActionExecutor(engine),
+        prompts=prompts,
+        settings=ProtocolSettings(protocol=protocol, budget_multiplier=m, variant=variant),
+        on_step=steps.append,
+        on_turn=lambda _outcome: None,
+        simulator=UserSimulator(
+            ReplayChatModel(sim_replies or []),
+            engine.schema(),
+            session.persona.value,
+            prompts["simulator_system"],
+        ),
+    )
+    return Played(play_session(session, env), model, steps)

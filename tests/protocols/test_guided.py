@@ -1,0 +1,92 @@
+"""The guided protocol on the real engine with a replay model (§3.1, App. D.5)."""
+
+from __future__ import annotations
+
+from helpers_protocols import act, play
+
+from cypherturn.agent import TurnEnd
+from cypherturn.graph import GraphEngine
+from cypherturn.metrics import Action
+from cypherturn.protocols import DISCOURAGEMENT
+from cypherturn.sessions import Session
+
+Q1 = "MATCH (h:Hero) RETURN h.name"
+Q2 = "MATCH (g:Guild) RETURN g.name"
+
+
+def test_three_actions_per_turn_and_fallbacks(session: Session, heroes: GraphEngine) -> None:
+    replies = [
+        # turn 1: three non-submitting actions -> last EXECUTE payload
+        act("EXECUTE_CYPHER", Q1),
+        act("EXECUTE_CYPHER", Q2),
+        act("INSPECT_SCHEMA"),
+        # turn 2: no EXECUTE at all -> no prediction
+        act("INSPECT_SCHEMA"),
+        "not an action",
+        act("ASK_USER", "Which ones?"),
+        # turn 3: submit on the second step; only that one counts
+        act("EXECUTE_CYPHER", Q1),
+        act("SUBMIT_ANSWER", Q2),
+        # turn 4: submit at once
+        act("SUBMIT_ANSWER", Q1),
+    ]
+    played = play(session, heroes, replies)
+    ends = [(o.end, o.predicted_cypher, len(o.steps)) for o in played.outcomes]
+    assert ends == [
+        (TurnEnd.ACTION_CAP, Q2, 3),
+        (TurnEnd.ACTION_CAP, None, 3),
+        (TurnEnd.SUBMITTED, Q2, 2),
+        (TurnEnd.SUBMITTED, Q1, 1),
+    ]
+    assert played.model.remaining == 0
+    assert [o.budget_remaining for o in played.outcomes] == [0, 0, 1, 2]
+    unparsed = played.outcomes[1].steps[1]
+    assert unparsed.action is None and not unparsed.ok and "No JSON object" in unparsed.observation
+    assert len(played.steps) == 9
+
+
+def test_schema_is_injected_and_history_is_gold(session: Session, heroes: GraphEngine) -> None:
+    played = play(session, heroes, [act("SUBMIT_ANSWER", Q1)] * 4)
+    system = played.model.calls[0][0].content
+    assert "(:Hero {" in system and "MEMBER_OF" in system
+    assert "Conversation so far" not in played.prompt(0)
+    turn3 = played.prompt(2)
+    # turn 1's 27 rows are cut to 10 in the history; the prediction is never shown
+    block1 = turn3.split("Turn 1\n", 1)[1].split("\n\nTurn 2", 1)[0]
+    assert "User: Who is in the Iron Circle?" in block1
+    assert "Assistant: [Query Result] name" in block1
+    assert "(27 rows, first 10 shown)" in block1
+    assert Q1 not in turn3
+
+
+def test_contrast_turn_sees_previous_result_untruncated(
+    session: Session, heroes: GraphEngine
+) -> None:
+    played = play(session, heroes, [act("SUBMIT_ANSWER", Q1)] * 4)
+    contrast_prompt = played.prompt(1)
+    assert "(27 rows)" in contrast_prompt and "first 10 shown" not in contrast_prompt
+    assert "Recruit 25" in contrast_prompt
+    # turn 4 (not CONTRAST) sees turn 1 truncated again
+    assert "(27 rows, first 10 shown)" in played.prompt(3)
+
+
+def test_dependency_hint_on_first_turn(session: Session, heroes: GraphEngine) -> None:
+    played = play(session, heroes, [act("SUBMIT_ANSWER", Q1)] * 4)
+    hint = "[Note: This turn builds upon the result of Turn 1. Use the result shown for Turn 1"
+    assert hint in played.prompt(3)
+    assert all("[Note:" not in played.prompt(i) for i in range(3))
+
+
+def test_ask_user_is_scripted(session: Session, heroes: GraphEngine) -> None:
+    replies = [act("ASK_USER", "What do you mean?"), act("SUBMIT_ANSWER", Q1)] * 4
+    played = play(session, heroes, replies)
+    asks = [s for s in played.steps if s.action is Action.ASK_USER]
+    assert [a.observation for a in asks] == [
+        f"User: {DISCOURAGEMENT}",
+        f"User: {DISCOURAGEMENT}",
+        "User: Strong means a power above 80.",
+        f"User: {DISCOURAGEMENT}",
+    ]
+    # ASK_USER does not end the turn: the reply is observed, then SUBMIT follows
+    assert all(o.end is TurnEnd.SUBMITTED for o in played.outcomes)
+    assert "Observation:\nUser: Strong means" in played.model.calls[5][-1].content

@@ -1,0 +1,66 @@
+"""`cypherturn bench run` on a built benchmark with a replay model: run, score, resume, refuse."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from cypherturn.cli._bench import bench_app
+from cypherturn.errors import ConfigError
+from cypherturn.graph import EmbeddedFalkorDB, open_engine
+from cypherturn.metrics import SCORES_FILE, TurnScore, read_jsonl
+from cypherturn.sessions import read_sessions
+
+
+@pytest.fixture
+def cli(embedded_server: EmbeddedFalkorDB) -> Iterator[typer.Typer]:
+    app = typer.Typer()
+    app.add_typer(bench_app)
+    yield app
+    for graph in ("cypherturn_bench_magic_academy", "cypherturn_run_magic_academy_s0_x1"):
+        engine = open_engine(None, graph)
+        engine.drop()
+        engine.close()
+
+
+def test_bench_run_scores_and_resumes(cli: typer.Typer, tmp_path: Path) -> None:
+    runner = CliRunner()
+    bench = tmp_path / "bench.jsonl"
+    built = runner.invoke(
+        cli, ["bench", "build", "--worlds", "magic_academy", "-n", "2", "--out", str(bench)]
+    )
+    assert built.exit_code == 0, built.output
+    sessions = read_sessions(bench)
+    # a model that submits the gold query at once: every turn must score EX = 1
+    replies = tmp_path / "replies.jsonl"
+    replies.write_text(
+        "\n".join(
+            json.dumps(json.dumps({"action": "SUBMIT_ANSWER", "input": t.gold_cypher}))
+            for s in sessions
+            for t in s.turns
+        ),
+        encoding="utf-8",
+    )
+    out = tmp_path / "run"
+    args = ["bench", "run", str(bench), "--out", str(out), "--model", f"replay:{replies}"]
+    first = runner.invoke(cli, [*args, "--protocol", "agentic", "--budget", "3"])
+    assert first.exit_code == 0, first.output
+    assert "2/2 sessions completed (2 played, 0 resumed)" in first.output
+    assert "EX 1.000 over" in first.output
+    scores = list(read_jsonl(out / SCORES_FILE, TurnScore))
+    assert len(scores) == sum(len(s.turns) for s in sessions)
+    assert all(s.ex == 1 for s in scores if s.valid)
+    assert {s.record.protocol.value for s in scores} == {"agentic"}
+
+    again = runner.invoke(cli, [*args, "--protocol", "agentic", "--budget", "3"])
+    assert again.exit_code == 0, again.output
+    assert "(0 played, 2 resumed)" in again.output
+
+    changed = runner.invoke(cli, [*args, "--protocol", "agentic", "--budget", "5"])
+    assert isinstance(changed.exception, ConfigError)
+    assert "different configuration" in str(changed.exception)

@@ -1,0 +1,220 @@
+"""The runner on the real engine: logs, records, resume after a crash, config checks, infra failures."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+from mock_endpoint import Script, serve
+from protocol_world import WORLD, make_session
+
+from cypherturn.agent import TurnEnd
+from cypherturn.errors import ConfigError
+from cypherturn.graph import GraphEngine
+from cypherturn.metrics import RECORDS_FILE, Action, ProtocolName, TurnRecord, read_jsonl
+from cypherturn.models import ChatMessage, ChatResponse, OpenAIChatModel, ReplayChatModel
+from cypherturn.protocols import PromptSet, ProtocolSettings, RetryPolicy, load_prompts
+from cypherturn.runner import (
+    INFRA_FILE,
+    PROMPTS_FILE,
+    SessionFinished,
+    SessionStarted,
+    SessionStatus,
+    StepLogged,
+    TurnFinished,
+    log_path,
+    read_log,
+    run_benchmark,
+    run_session,
+    select_sessions,
+)
+from cypherturn.sessions import Persona, Session
+
+Q = "MATCH (h:Hero) RETURN h.name AS name"
+SUBMIT = json.dumps({"action": "SUBMIT_ANSWER", "input": Q})
+EXECUTE = json.dumps({"action": "EXECUTE_CYPHER", "input": Q})
+GUIDED = ProtocolSettings(protocol=ProtocolName.GUIDED)
+AGENTIC3 = ProtocolSettings(protocol=ProtocolName.AGENTIC, budget_multiplier=3)
+FAST_RETRY = RetryPolicy(attempts=4, initial_delay_s=0.01, factor=1.0)
+
+
+class CrashingModel(ReplayChatModel):
+    """Replays responses, then dies on call ``crash_at`` the way a killed process would."""
+
+    def __init__(self, responses: Sequence[str], crash_at: int) -> None:
+        super().__init__(responses, spec="replay:crash")
+        self.crash_at = crash_at
+
+    def chat(self, messages: list[ChatMessage], **kwargs: object) -> ChatResponse:
+        if len(self.calls) + 1 == self.crash_at:
+            raise KeyboardInterrupt
+        return super().chat(messages, **kwargs)  # type: ignore[arg-type]
+
+
+def _sessions(heroes: GraphEngine, n: int) -> list[Session]:
+    return [make_session(heroes, f"heroes-{i}") for i in range(1, n + 1)]
+
+
+def _engines(heroes: GraphEngine) -> object:
+    def engine_for(world: str) -> GraphEngine:
+        assert world == WORLD
+        return heroes
+
+    return engine_for
+
+
+def test_run_session_logs_every_action(heroes: GraphEngine, tmp_path: Path) -> None:
+    session = make_session(heroes)
+    replies = [EXECUTE, EXECUTE, EXECUTE, SUBMIT] + [SUBMIT] * 3
+    result = run_session(
+        session,
+        model=ReplayChatModel(replies, spec="replay:test"),
+        engine=heroes,
+        settings=AGENTIC3,
+        run_id="r1",
+        log_path=tmp_path / "s.jsonl",
+    )
+    assert result.status is SessionStatus.COMPLETED
+    events = read_log(tmp_path / "s.jsonl")
+    assert isinstance(events[0], SessionStarted) and events[0].budget == 12
+    assert [type(e).__name__ for e in events].count("StepLogged") == 7
+    assert isinstance(events[-1], SessionFinished)
+    ends = [e.end for e in events if isinstance(e, TurnFinished)]
+    assert ends == [TurnEnd.SUBMITTED] * 4
+    first = result.records[0]
+    assert first.predicted_cypher == Q
+    assert first.actions == {Action.EXECUTE_CYPHER: 3, Action.SUBMIT_ANSWER: 1}
+    assert [a.outcome for a in first.query_attempts] == ["ok", "ok", "ok"]
+    assert first.budget_remaining == 8 and first.model == "replay:test"
+    assert result.records[3].phenomenon == "FIRST" and result.records[3].depends_on == 1
+    step = next(e for e in events if isinstance(e, StepLogged)).step
+    assert step.output_tokens > 0 and step.prompt_tokens > 0 and step.reply == EXECUTE
+
+
+def test_cliff_turns_are_marked(heroes: GraphEngine) -> None:
+    session = make_session(heroes)
+    result = run_session(
+        session,
+        model=ReplayChatModel([json.dumps({"action": "INSPECT_SCHEMA"})] * 12),
+        engine=heroes,
+        settings=AGENTIC3,
+    )
+    assert [r.cliff for r in result.records] == [False, True, True, True]
+    assert all(r.predicted_cypher is None for r in result.records)
+
+
+def test_resume_after_crash_mid_session(heroes: GraphEngine, tmp_path: Path) -> None:
+    sessions = _sessions(heroes, 3)
+    out = tmp_path / "run"
+    # session 1 completes (4 calls), session 2 dies on its 3rd call
+    crashing = CrashingModel([SUBMIT] * 20, crash_at=7)
+    with pytest.raises(KeyboardInterrupt):
+        run_benchmark(
+            sessions, model=crashing, engines=_engines(heroes), settings=GUIDED, out_dir=out
+        )
+    partial = read_log(log_path(out, "heroes-2"))
+    assert len([e for e in partial if isinstance(e, TurnFinished)]) == 2
+    # a torn line left by a kill mid-write is tolerated
+    with log_path(out, "heroes-2").open("a", encoding="utf-8") as fh:
+        fh.write('{"schema_version": 1, "event": "st')
+
+    model = ReplayChatModel([SUBMIT] * 8, spec="replay:crash")
+    summary = run_benchmark(
+        sessions, model=model, engines=_engines(heroes), settings=GUIDED, out_dir=out
+    )
+    assert (summary.resumed, summary.played, summary.completed) == (1, 2, 3)
+    assert len(model.calls) == 8  # sessions 2 and 3 only; session 1 was not replayed
+    records = list(read_jsonl(out / RECORDS_FILE, TurnRecord))
+    keys = [(r.session_id, r.turn) for r in records]
+    assert keys == [(f"heroes-{s}", t) for s in (1, 2, 3) for t in (1, 2, 3, 4)]
+    aborted = list((out / "aborted").glob("heroes-2.*.jsonl"))
+    assert len(aborted) == 1 and len(read_log(aborted[0])) == len(partial)
+
+    again = run_benchmark(
+        sessions,
+        model=ReplayChatModel([], spec="replay:crash"),
+        engines=_engines(heroes),
+        settings=GUIDED,
+        out_dir=out,
+    )
+    assert (again.resumed, again.played, again.turns) == (3, 0, 12)
+    stored = PromptSet.model_validate_json((out / PROMPTS_FILE).read_text(encoding="utf-8"))
+    assert stored == load_prompts()
+
+
+def test_changed_config_is_refused(heroes: GraphEngine, tmp_path: Path) -> None:
+    sessions = _sessions(heroes, 1)
+    out = tmp_path / "run"
+    model = ReplayChatModel([SUBMIT] * 4, spec="replay:a")
+    run_benchmark(sessions, model=model, engines=_engines(heroes), settings=GUIDED, out_dir=out)
+    with pytest.raises(ConfigError, match="changed: settings"):
+        run_benchmark(
+            sessions, model=model, engines=_engines(heroes), settings=AGENTIC3, out_dir=out
+        )
+    with pytest.raises(ConfigError, match="changed: model"):
+        run_benchmark(
+            sessions,
+            model=ReplayChatModel([], spec="replay:b"),
+            engines=_engines(heroes),
+            settings=GUIDED,
+            out_dir=out,
+        )
+    edited = sessions[0].model_copy(update={"persona": Persona.STUDENT})
+    with pytest.raises(ConfigError, match="changed since"):
+        run_benchmark([edited], model=model, engines=_engines(heroes), settings=GUIDED, out_dir=out)
+
+
+def test_endpoint_500s_then_success(heroes: GraphEngine, tmp_path: Path) -> None:
+    script = Script([(500, "overloaded"), (503, "busy"), (200, SUBMIT)])
+    with serve(script) as url:
+        model = OpenAIChatModel("mock", base_url=url, max_retries=0)
+        summary = run_benchmark(
+            _sessions(heroes, 1),
+            model=model,
+            engines=_engines(heroes),
+            settings=GUIDED,
+            out_dir=tmp_path / "run",
+            retry=FAST_RETRY,
+        )
+    assert summary.completed == 1 and summary.infra_failures == []
+    assert script.calls == 6  # 2 failures + 4 turns
+    assert json.loads((tmp_path / "run" / INFRA_FILE).read_text()) == []
+
+
+def test_endpoint_failing_for_good_is_an_infra_failure(heroes: GraphEngine, tmp_path: Path) -> None:
+    sessions = _sessions(heroes, 2)
+    out = tmp_path / "run"
+    script = Script([(200, SUBMIT)] * 4 + [(500, "down")])
+    with serve(script) as url:
+        model = OpenAIChatModel("mock", base_url=url, max_retries=0)
+        summary = run_benchmark(
+            sessions,
+            model=model,
+            engines=_engines(heroes),
+            settings=GUIDED,
+            out_dir=out,
+            retry=FAST_RETRY,
+        )
+    assert summary.completed == 1
+    assert [f.session_id for f in summary.infra_failures] == ["heroes-2"]
+    assert "HTTP 500" in summary.infra_failures[0].error
+    records = list(read_jsonl(out / RECORDS_FILE, TurnRecord))
+    assert {r.session_id for r in records} == {"heroes-1"}
+    listed = json.loads((out / INFRA_FILE).read_text())
+    assert [f["session_id"] for f in listed] == ["heroes-2"]
+    last = read_log(log_path(out, "heroes-2"))[-1]
+    assert isinstance(last, SessionFinished) and last.status is SessionStatus.INFRA_FAILURE
+
+
+def test_select_sessions_by_id_or_world(heroes: GraphEngine) -> None:
+    sessions = _sessions(heroes, 3)
+    assert [s.session_id for s in select_sessions(sessions, "heroes-2,heroes-3")] == [
+        "heroes-2",
+        "heroes-3",
+    ]
+    assert len(select_sessions(sessions, WORLD)) == 3
+    assert len(select_sessions(sessions, None)) == 3
+    with pytest.raises(ConfigError, match="no session id or world"):
+        select_sessions(sessions, "ocean_*")
