@@ -67,6 +67,7 @@ def main() -> None:
             )
             ok_at = next((a.index for a in result.attempts if a.ok), None)
             first_ok.append(ok_at)
+            console.print(f"[dim]{strategy} q{i + 1}: first executable attempt {ok_at}[/]")
             tokens += result.total_tokens
             attempts += result.attempts_used
         qer = [
