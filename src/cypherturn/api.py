@@ -21,9 +21,9 @@ from typing import Any
 from cypherturn import runner
 from cypherturn.errors import ConfigError, DatasetError
 from cypherturn.graph import GraphEngine, LoadStats, open_engine, render_schema_prompt
-from cypherturn.metrics import ProtocolName, Scorer, TurnScore, score_run
+from cypherturn.metrics import ProtocolName, Scorer, TurnRecord, TurnScore, score_run
 from cypherturn.models import ChatModel, load_model
-from cypherturn.protocols import GUIDED_ACTIONS, ProtocolSettings, Variant
+from cypherturn.protocols import GUIDED_ACTIONS, ActionFormat, ProtocolSettings, Variant
 from cypherturn.runner import RunSummary, SessionResult
 from cypherturn.sessions import Session, read_sessions
 from cypherturn.strategies import StrategyConfig, StrategyResult, get_strategy, schema_examples
@@ -248,14 +248,17 @@ def _protocol_settings(
     temperature: float,
     seed: int | None,
     max_tokens: int,
+    action_format: str,
 ) -> ProtocolSettings:
     try:
         chosen = ProtocolName(protocol)
         chosen_variant = Variant(variant)
+        chosen_format = ActionFormat(action_format)
     except ValueError as e:
         raise ConfigError(
             f"{e}; protocols: {', '.join(p.value for p in ProtocolName)}; "
-            f"variants: {', '.join(v.value for v in Variant)}"
+            f"variants: {', '.join(v.value for v in Variant)}; "
+            f"action formats: {', '.join(f.value for f in ActionFormat)}"
         ) from e
     if budget is None:
         budget = 10 if chosen_variant is Variant.BUDGET_ENCOURAGING else GUIDED_ACTIONS
@@ -267,6 +270,7 @@ def _protocol_settings(
             temperature=temperature,
             seed=seed,
             max_tokens=max_tokens,
+            action_format=chosen_format,
         )
     except ValueError as e:
         raise ConfigError(str(e)) from e
@@ -286,6 +290,7 @@ def run_session(
     seed: int | None = None,
     max_tokens: int = 512,
     model_options: dict[str, Any] | None = None,
+    action_format: str = "text",
 ) -> SessionResult:
     """Play one benchmark session under a protocol (CypherTurn §3.1).
 
@@ -303,6 +308,8 @@ def run_session(
         temperature: sampling temperature of the evaluated model.
         seed: sampling seed.
         max_tokens: completion cap per action step, tokens.
+        action_format: ``text`` (one JSON action per reply) or ``tools`` (native
+            tool calling; grammar-constrained calls on GGUF models).
         model_options: keyword options for :func:`cypherturn.models.load_model`.
 
     Returns:
@@ -312,7 +319,9 @@ def run_session(
         ConfigError: unknown protocol, variant or model spec; bad budget.
         EngineConnectionError, DatasetError: as in :func:`connect`.
     """
-    settings = _protocol_settings(protocol, budget, variant, temperature, seed, max_tokens)
+    settings = _protocol_settings(
+        protocol, budget, variant, temperature, seed, max_tokens, action_format
+    )
     chat_model = load_model(model, **(model_options or {})) if isinstance(model, str) else model
     simulator = load_model(sim_model) if isinstance(sim_model, str) else sim_model
     with bench_engines([session], engine_url=engine_url) as engine_for:
@@ -345,6 +354,8 @@ def run_benchmark(
     score: bool = True,
     on_session: Callable[[SessionResult], None] | None = None,
     on_scores: Callable[[list[TurnScore]], None] | None = None,
+    action_format: str = "text",
+    on_turn: Callable[[TurnRecord], None] | None = None,
 ) -> RunSummary:
     """Run a benchmark under a protocol into a run directory, resuming one that is there.
 
@@ -357,7 +368,7 @@ def run_benchmark(
         benchmark: a benchmark JSONL file, or the sessions.
         out_dir: the run directory.
         model / protocol / budget / variant / sim_model / temperature / seed /
-            max_tokens / model_options: as in :func:`run_session`.
+            max_tokens / model_options / action_format: as in :func:`run_session`.
         sessions: comma-separated shell patterns over session ids and world names.
         concurrency: sessions played at once.
         engine_url: as in :func:`connect`.
@@ -366,6 +377,7 @@ def run_benchmark(
         on_scores: when given, each completed session is scored as soon as it
             ends (EX so far) and its :class:`~cypherturn.metrics.TurnScore` list is
             passed here; the gold results computed then are reused by the final scoring.
+        on_turn: called with each turn's record as it is played (not for kept turns).
 
     Returns:
         The :class:`~cypherturn.runner.RunSummary`.
@@ -375,7 +387,9 @@ def run_benchmark(
         DatasetError: unreadable benchmark or run directory.
         EngineConnectionError: as in :func:`connect`.
     """
-    settings = _protocol_settings(protocol, budget, variant, temperature, seed, max_tokens)
+    settings = _protocol_settings(
+        protocol, budget, variant, temperature, seed, max_tokens, action_format
+    )
     pool = read_sessions(benchmark) if isinstance(benchmark, Path) else list(benchmark)
     chosen = runner.select_sessions(pool, sessions)
     chat_model = load_model(model, **(model_options or {})) if isinstance(model, str) else model
@@ -398,6 +412,7 @@ def run_benchmark(
             sim_model=simulator,
             concurrency=concurrency,
             on_session=finished,
+            on_turn=on_turn,
         )
         if score and summary.turns:
             score_run(summary.records_path, engine_for, out_dir, gold_cache=scorer.gold_cache)

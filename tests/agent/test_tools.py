@@ -11,7 +11,7 @@ from cypherturn.metrics import Action
 
 
 def test_one_tool_per_action() -> None:
-    tools = tool_definitions()
+    tools = [t.openai() for t in tool_definitions()]
     assert [t["function"]["name"] for t in tools] == [a.name for a in Action]
     search = next(t for t in tools if t["function"]["name"] == "SEARCH_VALUES")
     assert search["function"]["parameters"]["required"] == ["label", "property", "query"]

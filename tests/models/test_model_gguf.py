@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
+from cypherturn.agent import tool_definitions
 from cypherturn.errors import ModelResponseError
 from cypherturn.models import ChatMessage, GGUFChatModel, default_model_path, load_model
 
@@ -67,3 +70,25 @@ def test_prompt_longer_than_the_context_is_a_response_error() -> None:
 
     with pytest.raises(ModelResponseError, match="exceed context window"):
         model.chat(long, max_tokens=8)
+
+
+def test_tools_constrain_the_reply_to_one_valid_call(default_model: GGUFChatModel) -> None:
+    tools = [t for t in tool_definitions() if t.name in ("EXECUTE_CYPHER", "SUBMIT_ANSWER")]
+    messages = [
+        ChatMessage(role="system", content="You query a graph of Person nodes with a name."),
+        ChatMessage(role="user", content="List the name of every person."),
+    ]
+    calls = 0
+    for seed in (0, 1, 2):
+        response = default_model.chat(
+            messages, temperature=0.9, max_tokens=96, seed=seed, tools=tools
+        )
+        if response.finish_reason == "length":
+            continue  # a call cut short carries no tool call; the loop reads the text instead
+        (call,) = response.tool_calls
+        assert call.name in ("EXECUTE_CYPHER", "SUBMIT_ANSWER")
+        arguments = json.loads(call.arguments)
+        assert set(arguments) == {"query"} and isinstance(arguments["query"], str)
+        assert json.loads(response.text)["name"] == call.name
+        calls += 1
+    assert calls > 0

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from cypherturn.errors import ConfigError, ModelResponseError, ModelUnavailableError
-from cypherturn.models import ChatMessage, OpenAIChatModel, load_model
+from cypherturn.models import ChatMessage, OpenAIChatModel, ToolCall, ToolSpec, load_model
 
 
 def completion(
@@ -127,7 +127,7 @@ def test_chat_returns_text_tokens_and_sends_the_request(server: ChatServer) -> N
     (request,) = server.requests
     assert request["path"] == "/v1/chat/completions"
     assert request["model"] == "test-model"
-    assert request["messages"] == [m.model_dump() for m in MESSAGES]
+    assert request["messages"] == [{"role": m.role, "content": m.content} for m in MESSAGES]
     assert request["temperature"] == 0.9
     assert request["max_tokens"] == 64
     assert request["seed"] == 7
@@ -251,3 +251,62 @@ def test_hosted_default_without_a_key_is_unavailable(monkeypatch: pytest.MonkeyP
 def test_empty_model_name_is_a_config_error() -> None:
     with pytest.raises(ConfigError):
         OpenAIChatModel("", base_url="http://127.0.0.1:9/v1")
+
+
+def test_tools_are_sent_and_tool_calls_read_back(server: ChatServer) -> None:
+    body = completion(None)
+    body["choices"][0]["message"]["tool_calls"] = [
+        {
+            "id": "call_7",
+            "type": "function",
+            "function": {"name": "EXECUTE_CYPHER", "arguments": '{"query": "RETURN 1"}'},
+        }
+    ]
+    body["choices"][0]["finish_reason"] = "tool_calls"
+    server.script = [Reply(200, body)]
+    model = OpenAIChatModel("test-model", base_url=server.base_url)
+    tool = ToolSpec(
+        name="EXECUTE_CYPHER",
+        description="Run a query.",
+        parameters={"type": "object", "properties": {"query": {"type": "string"}}},
+    )
+    history = [
+        *MESSAGES,
+        ChatMessage(
+            role="assistant",
+            content="",
+            tool_calls=[ToolCall(id="call_6", name="INSPECT_SCHEMA", arguments="{}")],
+        ),
+        ChatMessage(role="tool", content="(:Person)", tool_call_id="call_6"),
+    ]
+    response = model.chat(history, tools=[tool])
+    assert response.text == ""
+    assert response.tool_calls == [
+        ToolCall(id="call_7", name="EXECUTE_CYPHER", arguments='{"query": "RETURN 1"}')
+    ]
+    assert response.finish_reason == "tool_calls"
+    sent = server.requests[0]
+    assert sent["tools"] == [tool.openai()] and sent["tool_choice"] == "auto"
+    assert sent["messages"][2]["tool_calls"][0]["function"]["name"] == "INSPECT_SCHEMA"
+    assert sent["messages"][3] == {"role": "tool", "content": "(:Person)", "tool_call_id": "call_6"}
+
+
+def test_no_tools_means_no_tools_field(server: ChatServer) -> None:
+    server.script = [Reply(200, completion("RETURN 1"))]
+    OpenAIChatModel("test-model", base_url=server.base_url).chat(MESSAGES)
+    assert "tools" not in server.requests[0] and "tool_choice" not in server.requests[0]
+
+
+def test_server_without_tool_support_is_a_response_error(server: ChatServer) -> None:
+    server.script = [
+        Reply(
+            400,
+            error_body(
+                '"auto" tool choice requires --enable-auto-tool-choice', "invalid_request_error"
+            ),
+        )
+    ]
+    model = OpenAIChatModel("test-model", base_url=server.base_url)
+    tool = ToolSpec(name="INSPECT_SCHEMA")
+    with pytest.raises(ModelResponseError, match=r"HTTP 400.*tool choice"):
+        model.chat(MESSAGES, tools=[tool])

@@ -13,6 +13,7 @@ from cypherturn.models import (
     ChatMessage,
     ChatModel,
     ReplayChatModel,
+    ToolCall,
     approximate_tokens,
     load_model,
 )
@@ -31,8 +32,8 @@ def test_replays_in_order_and_records_copies_of_each_context() -> None:
     assert [len(call) for call in model.calls] == [1, 2]
     assert model.calls[0] == [ChatMessage(role="user", content="question one")]
     assert model.settings == [
-        {"temperature": 0.5, "max_tokens": 32, "seed": 3},
-        {"temperature": 0.9, "max_tokens": 512, "seed": None},
+        {"temperature": 0.5, "max_tokens": 32, "seed": 3, "tools": []},
+        {"temperature": 0.9, "max_tokens": 512, "seed": None, "tools": []},
     ]
     assert model.remaining == 0
 
@@ -72,6 +73,23 @@ def test_json_file_of_strings_and_text_objects(tmp_path: Path) -> None:
     assert texts == ["RETURN 1", "RETURN 2"]
 
 
+def test_recorded_tool_calls_replay(tmp_path: Path) -> None:
+    path = tmp_path / "calls.json"
+    calls = [{"name": "EXECUTE_CYPHER", "arguments": {"query": "RETURN 1"}}]
+    path.write_text(json.dumps([{"tool_calls": calls}, "RETURN 2"]))
+    model = ReplayChatModel.from_file(path)
+
+    first = model.chat([ChatMessage(role="user", content="q")])
+    second = model.chat([ChatMessage(role="user", content="q")])
+
+    assert first.text == "" and first.finish_reason == "tool_calls"
+    assert first.tool_calls == [
+        ToolCall(id="call_0", name="EXECUTE_CYPHER", arguments='{"query": "RETURN 1"}')
+    ]
+    assert first.completion_tokens > 0
+    assert second.tool_calls == [] and second.text == "RETURN 2"
+
+
 def test_jsonl_file_one_response_per_line(tmp_path: Path) -> None:
     path = tmp_path / "responses.jsonl"
     path.write_text('"RETURN 1"\n\n{"text": "RETURN 2"}\n')
@@ -87,6 +105,7 @@ def test_jsonl_file_one_response_per_line(tmp_path: Path) -> None:
         ("bad.json", "[1, 2", "not valid JSON"),
         ("object.json", '{"text": "RETURN 1"}', "must hold a JSON list"),
         ("item.json", '["RETURN 1", 42]', "response 2: expected a string"),
+        ("call.json", '[{"tool_calls": [{"arguments": "{}"}]}]', "response 1: expected a string"),
     ],
 )
 def test_bad_replay_files_are_config_errors(

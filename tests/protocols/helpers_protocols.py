@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
-from cypherturn.agent import ActionExecutor, ActionStep, UserSimulator
+from cypherturn.agent import ActionExecutor, ActionStep, UserSimulator, tool_definitions
 from cypherturn.graph import GraphEngine
 from cypherturn.metrics import ProtocolName
 from cypherturn.models import ReplayChatModel
 from cypherturn.protocols import (
+    ActionFormat,
     ModelCaller,
     ProtocolSettings,
     RetryPolicy,
@@ -44,21 +47,31 @@ class Played:
 def play(
     session: Session,
     engine: GraphEngine,
-    replies: list[str],
+    replies: Sequence[str | dict[str, Any]],
     *,
     protocol: ProtocolName = ProtocolName.GUIDED,
     m: int = 3,
     variant: Variant = Variant.BASE,
     sim_replies: list[str] | None = None,
+    action_format: ActionFormat = ActionFormat.TEXT,
 ) -> Played:
     model = ReplayChatModel(replies)
     prompts = load_prompts()
     steps: list[ActionStep] = []
     env = SessionEnv(
-        call=ModelCaller(model, temperature=0.0, max_tokens=100, seed=None, retry=RetryPolicy(1)),
+        call=ModelCaller(
+            model,
+            temperature=0.0,
+            max_tokens=100,
+            seed=None,
+            retry=RetryPolicy(1),
+            tools=tool_definitions() if action_format is ActionFormat.TOOLS else None,
+        ),
         executor=ActionExecutor(engine),
         prompts=prompts,
-        settings=ProtocolSettings(protocol=protocol, budget_multiplier=m, variant=variant),
+        settings=ProtocolSettings(
+            protocol=protocol, budget_multiplier=m, variant=variant, action_format=action_format
+        ),
         on_step=steps.append,
         on_turn=lambda _outcome: None,
         simulator=UserSimulator(

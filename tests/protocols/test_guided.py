@@ -7,7 +7,7 @@ from helpers_protocols import act, play
 from cypherturn.agent import TurnEnd
 from cypherturn.graph import GraphEngine
 from cypherturn.metrics import Action
-from cypherturn.protocols import DISCOURAGEMENT
+from cypherturn.protocols import DISCOURAGEMENT, ActionFormat
 from cypherturn.sessions import Session
 
 Q1 = "MATCH (h:Hero) RETURN h.name"
@@ -90,3 +90,35 @@ def test_ask_user_is_scripted(session: Session, heroes: GraphEngine) -> None:
     # ASK_USER does not end the turn: the reply is observed, then SUBMIT follows
     assert all(o.end is TurnEnd.SUBMITTED for o in played.outcomes)
     assert "Observation:\nUser: Strong means" in played.model.calls[5][-1].content
+
+
+def test_native_tool_calls_drive_the_loop(session: Session, heroes: GraphEngine) -> None:
+    query = "MATCH (h:Hero) RETURN h.name AS name"
+    execute = {
+        "tool_calls": [{"id": "c1", "name": "EXECUTE_CYPHER", "arguments": {"query": query}}]
+    }
+    twice = {
+        "text": "",
+        "tool_calls": [
+            {"id": "c2", "name": "INSPECT_SCHEMA", "arguments": {}},
+            {"id": "c3", "name": "SUBMIT_ANSWER", "arguments": {"query": query}},
+        ],
+    }
+    broken = {"tool_calls": [{"id": "c4", "name": "EXECUTE_CYPHER", "arguments": '{"query": '}]}
+    submit = act("SUBMIT_ANSWER", query)
+    replies = [execute, twice, submit, broken, submit, submit, broken, broken, broken]
+    played = play(session, heroes, replies, action_format=ActionFormat.TOOLS)
+    assert [o.predicted_cypher for o in played.outcomes] == [query, query, query, None]
+    assert played.model.settings[0]["tools"] == [a.name for a in Action]
+    system = played.model.calls[0][0].content
+    assert "Call exactly one tool in every reply." in system and '{"action"' not in system
+    third = played.model.calls[2]
+    assert [m.role for m in third] == ["system", "user", "assistant", "tool", "assistant", "tool"]
+    assert third[2].tool_calls[0].id == "c1" and third[3].tool_call_id == "c1"
+    assert [c.id for c in third[4].tool_calls] == ["c2"]  # only the call that was run
+    assert "1 more were ignored" in third[5].content and "Hero" in third[5].content
+    steps = played.steps
+    assert steps[0].tool_call is not None and steps[0].action is Action.EXECUTE_CYPHER
+    assert steps[1].action is Action.INSPECT_SCHEMA
+    assert steps[2].tool_call is None and steps[2].action is Action.SUBMIT_ANSWER  # text fallback
+    assert steps[3].action is None and "not valid JSON" in steps[3].observation

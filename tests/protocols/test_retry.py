@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from cypherturn.agent import ActionExecutor, ActionStep
 from cypherturn.errors import ModelResponseError, ModelUnavailableError
+from cypherturn.graph import GraphEngine
 from cypherturn.models import ChatMessage, ChatResponse, ReplayChatModel
-from cypherturn.protocols import ModelCaller, RetryPolicy
+from cypherturn.protocols import CUT_OFF, ModelCaller, RetryPolicy, run_action_loop
 
 
 class Flaky(ReplayChatModel):
@@ -53,3 +55,29 @@ def test_unusable_answers_are_not_retried() -> None:
     with pytest.raises(ModelResponseError):
         _caller(model)([ChatMessage(role="user", content="hi")])
     assert model.attempts == 1
+
+
+class CutShort(ReplayChatModel):
+    """Replays, reporting every completion as stopped by the token cap."""
+
+    def chat(self, messages: list[ChatMessage], **kwargs: object) -> ChatResponse:
+        response = super().chat(messages, **kwargs)  # type: ignore[arg-type]
+        return response.model_copy(update={"finish_reason": "length"})
+
+
+def test_a_reply_cut_at_the_token_cap_is_named_so(heroes: GraphEngine) -> None:
+    model = CutShort(['{"action": "EXECUTE_CYPHER", "input": "MATCH (h:Hero) RETURN h.na'] * 3)
+    steps: list[ActionStep] = []
+    result = run_action_loop(
+        call=ModelCaller(model, temperature=0.0, max_tokens=10, seed=None),
+        messages=[ChatMessage(role="user", content="Name the heroes.")],
+        turn=1,
+        max_actions=3,
+        executor=ActionExecutor(heroes),
+        ask=lambda question, asks: ("", 0),
+        on_step=steps.append,
+        footer=lambda left: f"{left} left.",
+    )
+    assert result.prediction is None
+    assert [s.observation for s in steps] == [CUT_OFF] * 3
+    assert model.calls[1][-1].content.startswith(f"Observation:\n{CUT_OFF}")

@@ -50,7 +50,7 @@ def test_bench_run_scores_and_resumes(cli: typer.Typer, tmp_path: Path) -> None:
     args = ["bench", "run", str(bench), "--out", str(out), "--model", f"replay:{replies}"]
     first = runner.invoke(cli, [*args, "--protocol", "agentic", "--budget", "3"])
     assert first.exit_code == 0, first.output
-    assert "2/2 sessions completed (2 played, 0 resumed)" in first.output
+    assert "2/2 sessions completed (2 played, 0 resumed," in first.output
     assert "EX 1.000 over" in first.output
     scores = list(read_jsonl(out / SCORES_FILE, TurnScore))
     assert len(scores) == sum(len(s.turns) for s in sessions)
@@ -59,8 +59,38 @@ def test_bench_run_scores_and_resumes(cli: typer.Typer, tmp_path: Path) -> None:
 
     again = runner.invoke(cli, [*args, "--protocol", "agentic", "--budget", "3"])
     assert again.exit_code == 0, again.output
-    assert "(0 played, 2 resumed)" in again.output
+    assert "(0 played, 2 resumed," in again.output
 
     changed = runner.invoke(cli, [*args, "--protocol", "agentic", "--budget", "5"])
     assert isinstance(changed.exception, ConfigError)
     assert "different configuration" in str(changed.exception)
+
+
+def test_bench_run_with_native_tool_calls(cli: typer.Typer, tmp_path: Path) -> None:
+    runner = CliRunner()
+    bench = tmp_path / "bench.jsonl"
+    built = runner.invoke(
+        cli, ["bench", "build", "--worlds", "magic_academy", "-n", "1", "--out", str(bench)]
+    )
+    assert built.exit_code == 0, built.output
+    (session,) = read_sessions(bench)
+    replies = tmp_path / "calls.jsonl"
+    replies.write_text(
+        "\n".join(
+            json.dumps(
+                {"tool_calls": [{"name": "SUBMIT_ANSWER", "arguments": {"query": t.gold_cypher}}]}
+            )
+            for t in session.turns
+        ),
+        encoding="utf-8",
+    )
+    out = tmp_path / "run"
+    args = ["bench", "run", str(bench), "--out", str(out), "--model", f"replay:{replies}"]
+    result = runner.invoke(cli, [*args, "--action-format", "tools"])
+    assert result.exit_code == 0, result.output
+    assert "EX 1.000 over" in result.output
+    config = json.loads((out / "bench_config.json").read_text(encoding="utf-8"))
+    assert config["settings"]["action_format"] == "tools"
+
+    bad = runner.invoke(cli, [*args, "--action-format", "xml", "--out", str(tmp_path / "x")])
+    assert bad.exit_code != 0 and "action formats: text, tools" in str(bad.exception)

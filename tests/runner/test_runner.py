@@ -120,12 +120,16 @@ def test_resume_after_crash_mid_session(heroes: GraphEngine, tmp_path: Path) -> 
     with log_path(out, "heroes-2").open("a", encoding="utf-8") as fh:
         fh.write('{"schema_version": 1, "event": "st')
 
-    model = ReplayChatModel([SUBMIT] * 8, spec="replay:crash")
+    model = ReplayChatModel([SUBMIT] * 6, spec="replay:crash")
     summary = run_benchmark(
         sessions, model=model, engines=_engines(heroes), settings=GUIDED, out_dir=out
     )
     assert (summary.resumed, summary.played, summary.completed) == (1, 2, 3)
-    assert len(model.calls) == 8  # sessions 2 and 3 only; session 1 was not replayed
+    # session 1 is read back; session 2 resumes at turn 3; session 3 is played whole
+    assert len(model.calls) == 2 + 4
+    resumed = read_log(log_path(out, "heroes-2"))
+    assert isinstance(resumed[0], SessionStarted) and resumed[0].resumed_turns == 2
+    assert resumed[1:5] == partial[1:5]  # the kept turns' events, timestamps included
     records = list(read_jsonl(out / RECORDS_FILE, TurnRecord))
     keys = [(r.session_id, r.turn) for r in records]
     assert keys == [(f"heroes-{s}", t) for s in (1, 2, 3) for t in (1, 2, 3, 4)]
@@ -142,6 +146,36 @@ def test_resume_after_crash_mid_session(heroes: GraphEngine, tmp_path: Path) -> 
     assert (again.resumed, again.played, again.turns) == (3, 0, 12)
     stored = PromptSet.model_validate_json((out / PROMPTS_FILE).read_text(encoding="utf-8"))
     assert stored == load_prompts()
+
+
+def test_agentic_resume_restores_budget_and_history(heroes: GraphEngine, tmp_path: Path) -> None:
+    sessions = _sessions(heroes, 1)
+    out = tmp_path / "run"
+    inspect = json.dumps({"action": "INSPECT_SCHEMA"})
+    # turn 1: EXECUTE, EXECUTE, SUBMIT; turn 2: INSPECT, then the process dies
+    crashing = CrashingModel([EXECUTE, EXECUTE, SUBMIT, inspect, SUBMIT], crash_at=5)
+    with pytest.raises(KeyboardInterrupt):
+        run_benchmark(
+            sessions, model=crashing, engines=_engines(heroes), settings=AGENTIC3, out_dir=out
+        )
+    model = ReplayChatModel([SUBMIT] * 3, spec="replay:crash")
+    summary = run_benchmark(
+        sessions, model=model, engines=_engines(heroes), settings=AGENTIC3, out_dir=out
+    )
+    assert summary.completed == 1 and summary.turns == 4
+    assert len(model.calls) == 3  # turns 2-4; turn 1 kept, torn turn 2 played again
+    first_context = model.calls[0][1].content
+    assert f"EXECUTE_CYPHER: {Q}" in first_context and f"SUBMIT_ANSWER: {Q}" in first_context
+    records = list(read_jsonl(out / RECORDS_FILE, TurnRecord))
+    assert [r.turn for r in records] == [1, 2, 3, 4]
+    # B = 4 x 3 = 12: turn 1 spent 3, turns 2-4 one each; the torn INSPECT is not charged
+    assert [r.budget_remaining for r in records] == [9, 8, 7, 6]
+    steps = [e.step for e in read_log(log_path(out, "heroes-1")) if isinstance(e, StepLogged)]
+    assert [(s.turn, s.action) for s in steps].count((2, Action.INSPECT_SCHEMA)) == 0
+    aborted = read_log(next((out / "aborted").glob("heroes-1.*.jsonl")))
+    assert any(
+        isinstance(e, StepLogged) and e.step.action is Action.INSPECT_SCHEMA for e in aborted
+    )
 
 
 def test_changed_config_is_refused(heroes: GraphEngine, tmp_path: Path) -> None:

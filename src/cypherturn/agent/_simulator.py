@@ -149,6 +149,15 @@ class UserSimulator:
         self._seed = seed
         self._rejections = 0
 
+    def note_prior_reply(self, text: str) -> None:
+        """Account for a reply given before a resume, so the rejection rotation continues.
+
+        Args:
+            text: a reply this simulator gave earlier in the session.
+        """
+        if text in REJECTIONS:
+            self._rejections += 1
+
     def classify(self, question: str, turn: Turn) -> SimIntent:
         """Phase 1: which of the three intents the question has.
 

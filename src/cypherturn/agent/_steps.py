@@ -8,6 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from cypherturn.errors import ErrorClass
 from cypherturn.metrics import Action
+from cypherturn.models import ToolCall
 
 __all__ = ["ActionStep", "TurnEnd"]
 
@@ -48,6 +49,7 @@ class ActionStep(BaseModel):
         execution_latency_s: wall time of the engine work, seconds.
         simulator_tokens: tokens the user simulator spent on an ASK_USER reply.
         budget_remaining: actions left after this step (turn cap in guided, shared in agentic).
+        tool_call: the native tool call the action was read from (``None``: text format).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -68,3 +70,4 @@ class ActionStep(BaseModel):
     execution_latency_s: float = Field(default=0.0, ge=0.0)
     simulator_tokens: int = Field(default=0, ge=0)
     budget_remaining: int = Field(default=0, ge=0)
+    tool_call: ToolCall | None = None

@@ -1,7 +1,8 @@
 """The five actions as OpenAI-style tool definitions, and reading a native tool call back.
 
-For endpoints with native tool calling (OpenAI ``tools`` / ``tool_calls``):
-:func:`tool_definitions` gives the ``tools`` list, :func:`parse_tool_call`
+For native tool calling (OpenAI ``tools`` / ``tool_calls`` on endpoints that
+support it, grammar-constrained calls on GGUF models): :func:`tool_definitions`
+gives the five :class:`~cypherturn.models.ToolSpec` s, :func:`parse_tool_call`
 turns one returned call (function name, JSON argument string) into the same
 :class:`~cypherturn.agent.ActionCall` the text format yields, or a
 :class:`~cypherturn.agent.ParseFailure` observation.
@@ -14,6 +15,7 @@ from typing import Any
 
 from cypherturn.agent._parse import ActionCall, ParseFailure
 from cypherturn.metrics import Action
+from cypherturn.models import ToolSpec
 
 __all__ = ["parse_tool_call", "tool_definitions"]
 
@@ -48,27 +50,24 @@ _PARAMETERS: dict[Action, tuple[str, dict[str, Any], list[str]]] = {
 }
 
 
-def tool_definitions() -> list[dict[str, Any]]:
-    """The ``tools`` list of a chat-completions request, one function per action.
+def tool_definitions() -> list[ToolSpec]:
+    """The five actions as tools (CypherTurn App. D.5, Table 9), one function per action.
 
     Returns:
-        Five ``{"type": "function", "function": {name, description, parameters}}``
-        objects; names are the upper-case action names (``EXECUTE_CYPHER``, ...).
+        Five :class:`ToolSpec` s named by the upper-case action names
+        (``EXECUTE_CYPHER``, ...); ``ToolSpec.openai()`` gives the request layout.
     """
     return [
-        {
-            "type": "function",
-            "function": {
-                "name": action.name,
-                "description": description,
-                "parameters": {
-                    "type": "object",
-                    "properties": properties,
-                    "required": required,
-                    "additionalProperties": False,
-                },
+        ToolSpec(
+            name=action.name,
+            description=description,
+            parameters={
+                "type": "object",
+                "properties": properties,
+                "required": required,
+                "additionalProperties": False,
             },
-        }
+        )
         for action, (description, properties, required) in _PARAMETERS.items()
     ]
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Annotated
 
@@ -416,10 +417,22 @@ def run_command(
     score: Annotated[
         bool, typer.Option("--score/--no-score", help="Score the run when it is done.")
     ] = True,
+    action_format: Annotated[
+        str,
+        typer.Option(
+            "--action-format",
+            help="text (one JSON action per reply) | tools (native tool calling; "
+            "grammar-constrained on GGUF models).",
+        ),
+    ] = "text",
 ) -> None:
-    """Play the benchmark under a protocol, one action log per session; a killed run resumes."""
+    """Play the benchmark under a protocol, one action log per session; a killed run resumes.
+
+    Resume is per turn: finished sessions are kept, an interrupted session continues
+    from its first unfinished turn.
+    """
     from cypherturn import api
-    from cypherturn.metrics import TurnScore
+    from cypherturn.metrics import TurnRecord, TurnScore
     from cypherturn.runner import SessionResult, SessionStatus, select_sessions
 
     chosen = select_sessions(read_sessions(benchmark), sessions)
@@ -433,11 +446,20 @@ def run_command(
     )
     with Progress(*columns, console=console, transient=True) as progress:
         task = progress.add_task("sessions", total=len(chosen), stats="")
+        turns = progress.add_task("turns played", total=sum(len(s.turns) for s in chosen), stats="")
+
+        played: Counter[str] = Counter()
+
+        def turn_played(record: TurnRecord) -> None:
+            played[record.session_id] += 1
+            progress.update(turns, advance=1)
 
         def advance(result: SessionResult) -> None:
             totals["failed"] += int(result.status is SessionStatus.INFRA_FAILURE)
             totals["tokens"] += sum(r.output_tokens for r in result.records)
             progress.update(task, advance=1)
+            # turns read back from logs (finished or kept) count as done too
+            progress.update(turns, advance=len(result.records) - played[result.session_id])
 
         def tally(scores: list[TurnScore]) -> None:
             valid = [s for s in scores if s.valid]
@@ -467,10 +489,13 @@ def run_command(
             score=score,
             on_session=advance,
             on_scores=tally,
+            action_format=action_format,
+            on_turn=turn_played,
         )
     console.print(
         f"{summary.completed}/{summary.sessions} sessions completed "
-        f"({summary.played} played, {summary.resumed} resumed), {summary.turns} turns in "
+        f"({summary.played} played, {summary.resumed} resumed, {summary.turns_kept} turns of "
+        f"interrupted sessions kept), {summary.turns} turns in "
         f"{summary.wall_s:.1f} s → {out}",
         highlight=False,
     )

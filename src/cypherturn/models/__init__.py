@@ -1,6 +1,13 @@
 """Chat models behind one interface: OpenAI-compatible endpoints, in-process GGUF, replay."""
 
-from cypherturn.models._base import DEFAULT_TEMPERATURE, ChatMessage, ChatModel, ChatResponse
+from cypherturn.models._base import (
+    DEFAULT_TEMPERATURE,
+    ChatMessage,
+    ChatModel,
+    ChatResponse,
+    ToolCall,
+    ToolSpec,
+)
 from cypherturn.models._gguf import GGUFChatModel, default_model_path
 from cypherturn.models._load import MODEL_SCHEMES, load_model
 from cypherturn.models._openai import OpenAIChatModel
@@ -15,6 +22,8 @@ __all__ = [
     "GGUFChatModel",
     "OpenAIChatModel",
     "ReplayChatModel",
+    "ToolCall",
+    "ToolSpec",
     "approximate_tokens",
     "default_model_path",
     "load_model",

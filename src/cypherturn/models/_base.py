@@ -1,22 +1,82 @@
-"""The chat-model interface: messages in, text plus token counts out."""
+"""The chat-model interface: messages (and optional tools) in, text or tool calls plus token counts out."""
 
 from __future__ import annotations
 
-from typing import Literal, Protocol, runtime_checkable
+from collections.abc import Sequence
+from typing import Any, Literal, Protocol, runtime_checkable
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["DEFAULT_TEMPERATURE", "ChatMessage", "ChatModel", "ChatResponse"]
+__all__ = [
+    "DEFAULT_TEMPERATURE",
+    "ChatMessage",
+    "ChatModel",
+    "ChatResponse",
+    "ToolCall",
+    "ToolSpec",
+]
 
 DEFAULT_TEMPERATURE = 0.9
 """Default sampling temperature (RAS paper §4.7)."""
 
 
+class ToolSpec(BaseModel):
+    """A function the model may call (OpenAI ``tools`` entry of type ``function``).
+
+    Attributes:
+        name: the function name.
+        description: what it does, for the model.
+        parameters: JSON Schema of its arguments object.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str = Field(min_length=1)
+    description: str = ""
+    parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
+
+    def openai(self) -> dict[str, Any]:
+        """The spec in the OpenAI chat-completions ``tools`` layout."""
+        return {
+            "type": "function",
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": self.parameters,
+            },
+        }
+
+
+class ToolCall(BaseModel):
+    """One function call a model made.
+
+    Attributes:
+        id: the call id the endpoint assigned (echoed by the ``tool`` message that answers it).
+        name: the function name.
+        arguments: the arguments as the model wrote them (JSON text, possibly malformed).
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str = ""
+    name: str
+    arguments: str = ""
+
+
 class ChatMessage(BaseModel):
-    """One message of a chat context."""
+    """One message of a chat context.
+
+    Attributes:
+        role: who speaks.
+        content: the text.
+        tool_calls: an assistant message's function calls (native tool calling).
+        tool_call_id: for ``role="tool"``, the id of the call this message answers.
+    """
 
     role: Literal["system", "user", "assistant", "tool"]
     content: str
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    tool_call_id: str | None = None
 
 
 class ChatResponse(BaseModel):
@@ -28,6 +88,8 @@ class ChatResponse(BaseModel):
         completion_tokens: tokens generated.
         latency_s: wall time of the call, seconds.
         model: the model's spec string.
+        finish_reason: ``stop``, ``length``, ``tool_calls``, ... when known.
+        tool_calls: the function calls made, when tools were offered.
     """
 
     text: str
@@ -36,6 +98,7 @@ class ChatResponse(BaseModel):
     latency_s: float = 0.0
     model: str = ""
     finish_reason: str | None = Field(default=None, description="'stop', 'length', ... when known.")
+    tool_calls: list[ToolCall] = Field(default_factory=list)
 
 
 @runtime_checkable
@@ -54,8 +117,9 @@ class ChatModel(Protocol):
         temperature: float = DEFAULT_TEMPERATURE,
         max_tokens: int = 512,
         seed: int | None = None,
+        tools: Sequence[ToolSpec] | None = None,
     ) -> ChatResponse:
-        """Complete a chat.
+        """Complete a chat; with ``tools``, the model may answer with :class:`ToolCall` s.
 
         Raises:
             ModelUnavailableError: the model cannot be loaded or reached.

@@ -4,19 +4,32 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import json
 import logging
 import os
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from cypherturn.errors import ConfigError, ModelResponseError, ModelUnavailableError
-from cypherturn.models._base import DEFAULT_TEMPERATURE, ChatMessage, ChatResponse
+from cypherturn.models._base import (
+    DEFAULT_TEMPERATURE,
+    ChatMessage,
+    ChatResponse,
+    ToolCall,
+    ToolSpec,
+)
 
-__all__ = ["DEFAULT_MODEL_PACKAGE", "DEFAULT_N_CTX", "GGUFChatModel", "default_model_path"]
+__all__ = [
+    "DEFAULT_MODEL_PACKAGE",
+    "DEFAULT_N_CTX",
+    "GGUFChatModel",
+    "default_model_path",
+    "tool_call_schema",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -144,6 +157,71 @@ def _trained_context(metadata: dict[str, str]) -> int | None:
         return None
 
 
+def tool_call_schema(tools: Sequence[ToolSpec]) -> dict[str, Any]:
+    """JSON Schema of one call to one of ``tools``: ``{"name": ..., "arguments": {...}}``.
+
+    llama.cpp turns it into a grammar, so a constrained completion is always a
+    well-formed call to an offered tool (how a GGUF model gets tool calling
+    without a template that supports it).
+    """
+    return {
+        "anyOf": [
+            {
+                "type": "object",
+                "properties": {"name": {"const": t.name}, "arguments": t.parameters},
+                "required": ["name", "arguments"],
+            }
+            for t in tools
+        ]
+    }
+
+
+def _tool_listing(tools: Sequence[ToolSpec]) -> str:
+    listed = "\n".join(
+        json.dumps({"name": t.name, "description": t.description, "parameters": t.parameters})
+        for t in tools
+    )
+    return (
+        "You can call these tools:\n"
+        f"{listed}\n"
+        'Call exactly one tool per reply, written as {"name": <tool name>, "arguments": {...}}.'
+    )
+
+
+def _wire(messages: list[ChatMessage], tools: Sequence[ToolSpec] | None) -> list[dict[str, str]]:
+    """Messages for the model's own chat template, which knows no tool roles.
+
+    A ``tool`` message becomes a ``user`` message; an assistant's call is written
+    as the JSON the model produced; the tool listing is appended to the system message.
+    """
+    out: list[dict[str, str]] = []
+    for m in messages:
+        content = m.content
+        if m.role == "assistant" and not content and m.tool_calls:
+            call = m.tool_calls[0]
+            content = f'{{"name": {json.dumps(call.name)}, "arguments": {call.arguments or "{}"}}}'
+        out.append({"role": "user" if m.role == "tool" else m.role, "content": content})
+    if tools:
+        listing = _tool_listing(tools)
+        if out and out[0]["role"] == "system":
+            out[0] = {"role": "system", "content": f"{out[0]['content']}\n\n{listing}"}
+        else:
+            out.insert(0, {"role": "system", "content": listing})
+    return out
+
+
+def _constrained_call(text: str) -> list[ToolCall]:
+    """The call a grammar-constrained completion holds ([] when it was cut short)."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError:
+        return []
+    if not isinstance(value, dict) or not isinstance(value.get("name"), str):
+        return []
+    arguments = value.get("arguments", {})
+    return [ToolCall(id="call_0", name=value["name"], arguments=json.dumps(arguments))]
+
+
 class GGUFChatModel:
     """A GGUF model run in-process by llama.cpp (spec ``gguf:PATH``, or ``default``).
 
@@ -212,14 +290,20 @@ class GGUFChatModel:
         temperature: float = DEFAULT_TEMPERATURE,
         max_tokens: int = 512,
         seed: int | None = None,
+        tools: Sequence[ToolSpec] | None = None,
     ) -> ChatResponse:
         """Complete a chat with the model's own chat template.
+
+        With ``tools``, the tools are listed in the system message and decoding is
+        constrained by a grammar (:func:`tool_call_schema`) to one call of one of
+        them; the call is returned in ``tool_calls`` (and its JSON in ``text``).
 
         Args:
             messages: the context, oldest first.
             temperature: sampling temperature (RAS §4.7 uses 0.9).
-            max_tokens: most tokens to generate.
+            max_tokens: most tokens to generate (a call cut short yields no tool call).
             seed: sampling seed; ``None`` draws a fresh one.
+            tools: the functions the model may call.
 
         Returns:
             The completion with token counts from llama.cpp's usage figures and
@@ -231,7 +315,10 @@ class GGUFChatModel:
                 llama.cpp returned no completion.
         """
         loaded = _load(self._path, self._n_ctx, self._extra_buffer_types)
-        payload = [{"role": m.role, "content": m.content} for m in messages]
+        payload = _wire(messages, tools)
+        extra: dict[str, Any] = {}
+        if tools:
+            extra["response_format"] = {"type": "json_object", "schema": tool_call_schema(tools)}
         started = time.perf_counter()
         with loaded.lock:
             try:
@@ -240,6 +327,7 @@ class GGUFChatModel:
                     temperature=temperature,
                     max_tokens=max_tokens,
                     seed=seed,
+                    **extra,
                 )
             except ValueError as e:
                 raise ModelResponseError(f"{self._spec}: {e}") from e
@@ -259,4 +347,5 @@ class GGUFChatModel:
             latency_s=latency,
             model=self._spec,
             finish_reason=choice.get("finish_reason"),
+            tool_calls=_constrained_call(text) if tools else [],
         )

@@ -6,12 +6,19 @@ import json
 import logging
 import os
 import time
+from collections.abc import Sequence
 from typing import Any
 
 import openai
 
 from cypherturn.errors import ConfigError, ModelResponseError, ModelUnavailableError
-from cypherturn.models._base import DEFAULT_TEMPERATURE, ChatMessage, ChatResponse
+from cypherturn.models._base import (
+    DEFAULT_TEMPERATURE,
+    ChatMessage,
+    ChatResponse,
+    ToolCall,
+    ToolSpec,
+)
 
 __all__ = [
     "BASE_URL_ENV_VARS",
@@ -34,6 +41,37 @@ DEFAULT_MAX_RETRIES = 2
 
 LOCAL_API_KEY = "not-needed"
 """Key sent when a base URL is set but no key is: local servers accept any key, the SDK insists on one."""
+
+
+def _wire(message: ChatMessage) -> dict[str, Any]:
+    """A message in the chat-completions request layout."""
+    out: dict[str, Any] = {"role": message.role, "content": message.content}
+    if message.tool_calls:
+        out["tool_calls"] = [
+            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+            for c in message.tool_calls
+        ]
+    if message.tool_call_id is not None:
+        out["tool_call_id"] = message.tool_call_id
+    return out
+
+
+def _tool_calls(message: Any) -> list[ToolCall]:
+    calls: list[ToolCall] = []
+    for raw in getattr(message, "tool_calls", None) or []:
+        function = getattr(raw, "function", None)
+        name = getattr(function, "name", None)
+        if not isinstance(name, str):
+            continue
+        arguments = getattr(function, "arguments", None)
+        calls.append(
+            ToolCall(
+                id=str(getattr(raw, "id", "") or ""),
+                name=name,
+                arguments=arguments if isinstance(arguments, str) else "",
+            )
+        )
+    return calls
 
 
 class OpenAIChatModel:
@@ -104,6 +142,7 @@ class OpenAIChatModel:
         temperature: float = DEFAULT_TEMPERATURE,
         max_tokens: int = 512,
         seed: int | None = None,
+        tools: Sequence[ToolSpec] | None = None,
     ) -> ChatResponse:
         """Complete a chat through ``POST {base_url}/chat/completions``.
 
@@ -116,9 +155,13 @@ class OpenAIChatModel:
             temperature: sampling temperature (RAS §4.7 uses 0.9).
             max_tokens: most tokens to generate.
             seed: sent as ``seed`` when given (endpoints may ignore it).
+            tools: offered as ``tools`` with ``tool_choice="auto"`` (native tool
+                calling); the model may still answer in text.
 
         Returns:
-            The completion; ``latency_s`` is the wall time including SDK retries.
+            The completion; ``latency_s`` is the wall time including SDK retries;
+            ``tool_calls`` holds the calls the model made (arguments as sent,
+            unvalidated).
 
         Raises:
             ModelUnavailableError: the endpoint is unreachable, rejects the key,
@@ -127,11 +170,14 @@ class OpenAIChatModel:
                 answered without a completion text.
         """
         extra: dict[str, Any] = {} if seed is None else {"seed": seed}
+        if tools:
+            extra["tools"] = [t.openai() for t in tools]
+            extra["tool_choice"] = "auto"
         started = time.perf_counter()
         try:
             completion = self._client.chat.completions.create(
                 model=self._model,
-                messages=[{"role": m.role, "content": m.content} for m in messages],  # type: ignore[misc]
+                messages=[_wire(m) for m in messages],  # type: ignore[misc]
                 temperature=temperature,
                 max_tokens=max_tokens,
                 **extra,
@@ -187,6 +233,9 @@ class OpenAIChatModel:
         choice = choices[0]
         message = getattr(choice, "message", None)
         text = getattr(message, "content", None)
+        calls = _tool_calls(message)
+        if text is None and calls:
+            text = ""
         if not isinstance(text, str):
             raise ModelResponseError(
                 f"{self.spec}: the answer from {self.base_url} has no message text "
@@ -202,4 +251,5 @@ class OpenAIChatModel:
             latency_s=latency,
             model=self.spec,
             finish_reason=getattr(choice, "finish_reason", None),
+            tool_calls=calls,
         )

@@ -11,7 +11,13 @@ from pathlib import Path
 from typing import Any
 
 from cypherturn.errors import ConfigError, ModelResponseError
-from cypherturn.models._base import DEFAULT_TEMPERATURE, ChatMessage, ChatResponse
+from cypherturn.models._base import (
+    DEFAULT_TEMPERATURE,
+    ChatMessage,
+    ChatResponse,
+    ToolCall,
+    ToolSpec,
+)
 
 __all__ = ["CHARS_PER_TOKEN", "MESSAGE_OVERHEAD_TOKENS", "ReplayChatModel", "approximate_tokens"]
 
@@ -34,6 +40,36 @@ def approximate_tokens(text: str) -> int:
     return math.ceil(len(text) / CHARS_PER_TOKEN)
 
 
+Recorded = tuple[str, list[ToolCall]]
+
+
+def _recorded(item: object) -> Recorded | None:
+    """A recorded response from a string or a ``{"text", "tool_calls"}`` object (``None``: neither)."""
+    if isinstance(item, str):
+        return item, []
+    if not isinstance(item, dict):
+        return None
+    text = item.get("text", "")
+    raw_calls = item.get("tool_calls") or []
+    if not isinstance(text, str) or not isinstance(raw_calls, list):
+        return None
+    calls: list[ToolCall] = []
+    for number, raw in enumerate(raw_calls):
+        if not isinstance(raw, dict) or not isinstance(raw.get("name"), str):
+            return None
+        arguments = raw.get("arguments", "")
+        if not isinstance(arguments, str):
+            arguments = json.dumps(arguments)
+        calls.append(
+            ToolCall(
+                id=str(raw.get("id") or f"call_{number}"), name=raw["name"], arguments=arguments
+            )
+        )
+    if "text" not in item and not calls:
+        return None
+    return text, calls
+
+
 class ReplayChatModel:
     """Returns recorded completions in order and records every context it was called with.
 
@@ -44,16 +80,31 @@ class ReplayChatModel:
     ``seed`` are recorded but do not change what is replayed.
 
     Args:
-        responses: the completion texts, returned one per call, in order.
+        responses: the completions, returned one per call, in order: a text, or an
+            object ``{"text": ..., "tool_calls": [{"name", "arguments", "id"?}]}``
+            (a recorded native tool call; ``arguments`` a JSON string or object).
         spec: the spec string recorded for this model.
 
     Attributes:
         calls: one entry per call: a copy of the messages the model was given.
-        settings: one entry per call: ``{"temperature", "max_tokens", "seed"}``.
+        settings: one entry per call: ``{"temperature", "max_tokens", "seed", "tools"}``.
+
+    Raises:
+        ConfigError: a response is neither a text nor a valid response object.
     """
 
-    def __init__(self, responses: Sequence[str], *, spec: str = "replay:<memory>") -> None:
-        self._responses = list(responses)
+    def __init__(
+        self, responses: Sequence[str | dict[str, Any]], *, spec: str = "replay:<memory>"
+    ) -> None:
+        self._responses: list[Recorded] = []
+        for number, item in enumerate(responses, start=1):
+            recorded = _recorded(item)
+            if recorded is None:
+                raise ConfigError(
+                    f"{spec}, response {number}: expected a string or an object with a "
+                    f'"text" string and/or a "tool_calls" list, got {item!r}'
+                )
+            self._responses.append(recorded)
         self._spec = spec
         self._next = 0
         self._lock = threading.Lock()
@@ -92,18 +143,7 @@ class ReplayChatModel:
             raise ConfigError(f"replay file {file} is not valid JSON: {e}") from e
         if not isinstance(items, list):
             raise ConfigError(f"replay file {file} must hold a JSON list of responses")
-        texts: list[str] = []
-        for number, item in enumerate(items, start=1):
-            if isinstance(item, str):
-                texts.append(item)
-            elif isinstance(item, dict) and isinstance(item.get("text"), str):
-                texts.append(item["text"])
-            else:
-                raise ConfigError(
-                    f"replay file {file}, response {number}: expected a string or an object "
-                    f'with a "text" string, got {item!r}'
-                )
-        return cls(texts, spec=f"replay:{file}")
+        return cls(items, spec=f"replay:{file}")
 
     @property
     def spec(self) -> str:
@@ -122,14 +162,16 @@ class ReplayChatModel:
         temperature: float = DEFAULT_TEMPERATURE,
         max_tokens: int = 512,
         seed: int | None = None,
+        tools: Sequence[ToolSpec] | None = None,
     ) -> ChatResponse:
-        """Return the next recorded response.
+        """Return the next recorded response (its tool calls included, offered tools or not).
 
         Args:
             messages: the context; a copy is appended to :attr:`calls`.
             temperature: recorded in :attr:`settings`.
             max_tokens: recorded in :attr:`settings` (responses are not cut).
             seed: recorded in :attr:`settings`.
+            tools: the offered tools' names are recorded in :attr:`settings`.
 
         Returns:
             The next response with approximate token counts.
@@ -141,14 +183,19 @@ class ReplayChatModel:
         with self._lock:
             self.calls.append([m.model_copy() for m in messages])
             self.settings.append(
-                {"temperature": temperature, "max_tokens": max_tokens, "seed": seed}
+                {
+                    "temperature": temperature,
+                    "max_tokens": max_tokens,
+                    "seed": seed,
+                    "tools": [t.name for t in tools or ()],
+                }
             )
             if self._next >= len(self._responses):
                 raise ModelResponseError(
                     f"{self._spec}: replay exhausted, all {len(self._responses)} recorded "
                     "responses were used"
                 )
-            text = self._responses[self._next]
+            text, tool_calls = self._responses[self._next]
             self._next += 1
         prompt_tokens = sum(
             approximate_tokens(m.content) + MESSAGE_OVERHEAD_TOKENS for m in messages
@@ -156,8 +203,11 @@ class ReplayChatModel:
         return ChatResponse(
             text=text,
             prompt_tokens=prompt_tokens,
-            completion_tokens=approximate_tokens(text),
+            completion_tokens=approximate_tokens(
+                text + "".join(c.name + c.arguments for c in tool_calls)
+            ),
             latency_s=time.perf_counter() - started,
             model=self._spec,
-            finish_reason="stop",
+            finish_reason="tool_calls" if tool_calls else "stop",
+            tool_calls=tool_calls,
         )

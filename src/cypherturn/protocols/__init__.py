@@ -6,6 +6,9 @@
 files under ``protocols/prompts/`` (:func:`load_prompts`).
 """
 
+from collections.abc import Sequence
+
+from cypherturn.errors import DatasetError
 from cypherturn.metrics import ProtocolName
 from cypherturn.protocols._agentic import (
     HISTORY_RESULT_CHARS,
@@ -24,6 +27,7 @@ from cypherturn.protocols._guided import (
     play_guided,
 )
 from cypherturn.protocols._loop import (
+    CUT_OFF,
     AskHandler,
     LoopResult,
     ModelCaller,
@@ -35,12 +39,14 @@ from cypherturn.protocols._prompts import (
     PROMPT_NAMES,
     PROMPT_VERSION,
     PromptSet,
+    action_prompt,
     fill,
     load_prompts,
 )
 from cypherturn.protocols._settings import (
     BUDGET_MULTIPLIERS,
     GUIDED_ACTIONS,
+    ActionFormat,
     ProtocolSettings,
     TurnOutcome,
     Variant,
@@ -49,12 +55,14 @@ from cypherturn.sessions import Session
 
 __all__ = [
     "BUDGET_MULTIPLIERS",
+    "CUT_OFF",
     "DISCOURAGEMENT",
     "GUIDED_ACTIONS",
     "HISTORY_RESULT_CHARS",
     "HISTORY_ROWS",
     "PROMPT_NAMES",
     "PROMPT_VERSION",
+    "ActionFormat",
     "AskHandler",
     "LoopResult",
     "ModelCaller",
@@ -66,6 +74,7 @@ __all__ = [
     "StepSink",
     "TurnOutcome",
     "Variant",
+    "action_prompt",
     "agentic_history",
     "agentic_system",
     "dependency_hint",
@@ -81,19 +90,30 @@ __all__ = [
 ]
 
 
-def play_session(session: Session, env: SessionEnv) -> list[TurnOutcome]:
+def play_session(
+    session: Session, env: SessionEnv, prior: Sequence[TurnOutcome] = ()
+) -> list[TurnOutcome]:
     """Play one session under ``env.settings.protocol``.
 
     Args:
         session: the session.
         env: what the protocol needs.
+        prior: its first turns as an interrupted run played them (resume at a
+            turn boundary); only the turns after them are played.
 
     Returns:
-        One :class:`TurnOutcome` per turn, in order.
+        One :class:`TurnOutcome` per turn played, in order.
+
+    Raises:
+        DatasetError: ``prior`` is not the session's first turns in order.
 
     Raises:
         ModelUnavailableError | ModelResponseError | EngineConnectionError: infrastructure failures.
     """
+    if len(prior) > len(session.turns) or any(o.turn != i for i, o in enumerate(prior, start=1)):
+        raise DatasetError(
+            f"session {session.session_id}: the turns to resume from are not its first turns"
+        )
     if env.settings.protocol is ProtocolName.GUIDED:
-        return play_guided(session, env)
-    return play_agentic(session, env)
+        return play_guided(session, env, prior)
+    return play_agentic(session, env, prior)

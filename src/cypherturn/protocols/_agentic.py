@@ -7,6 +7,7 @@ change exactly one dimension each; see :class:`~cypherturn.protocols.Variant`.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 
 from cypherturn.agent import ActionStep, TurnEnd
 from cypherturn.errors import ConfigError
@@ -14,7 +15,7 @@ from cypherturn.metrics import Action
 from cypherturn.models import ChatMessage
 from cypherturn.protocols._env import SessionEnv
 from cypherturn.protocols._loop import run_action_loop
-from cypherturn.protocols._prompts import PromptSet, fill
+from cypherturn.protocols._prompts import PromptSet, action_prompt, fill
 from cypherturn.protocols._settings import ProtocolSettings, TurnOutcome, Variant
 from cypherturn.sessions import Session, Turn
 
@@ -73,12 +74,14 @@ def agentic_system(prompts: PromptSet, settings: ProtocolSettings) -> str:
     encouraging = settings.variant is Variant.BUDGET_ENCOURAGING
     return fill(
         prompts["agentic_system"],
-        actions=prompts["actions"],
+        actions=action_prompt(prompts, settings.action_format),
         efficiency=prompts["encouraging" if encouraging else "efficiency"],
     )
 
 
-def play_agentic(session: Session, env: SessionEnv) -> list[TurnOutcome]:
+def play_agentic(
+    session: Session, env: SessionEnv, prior: Sequence[TurnOutcome] = ()
+) -> list[TurnOutcome]:
     """Play a session under the agentic protocol.
 
     The budget ``B = T x m`` decrements with every step of every turn; once it is
@@ -87,9 +90,13 @@ def play_agentic(session: Session, env: SessionEnv) -> list[TurnOutcome]:
     Args:
         session: the session.
         env: model, executor, simulator, prompts, settings and log sinks.
+        prior: the session's first turns as an interrupted run played them
+            (resume): their steps rebuild the history, the spent budget, the
+            persistent schema and the simulator's rejection rotation; they are
+            neither replayed nor passed to ``env.on_turn`` again.
 
     Returns:
-        One :class:`TurnOutcome` per turn.
+        One :class:`TurnOutcome` per turn not in ``prior``.
 
     Raises:
         ConfigError: no user simulator was given.
@@ -110,7 +117,17 @@ def play_agentic(session: Session, env: SessionEnv) -> list[TurnOutcome]:
         if settings.variant is Variant.PERSISTENT_SCHEMA and not persistent:
             persistent.append(text)
 
-    for turn in session.turns:
+    for played in prior:
+        remaining -= len(played.steps)
+        for step in played.steps:
+            if step.action is Action.INSPECT_SCHEMA and step.ok:
+                keep_schema(step.observation)
+            elif step.action is Action.ASK_USER:
+                simulator.note_prior_reply(step.observation.removeprefix("User: "))
+        if played.end is not TurnEnd.CLIFF:
+            done.append((session.turns[played.turn - 1], played.steps))
+
+    for turn in session.turns[len(prior) :]:
         started = time.perf_counter()
         if remaining == 0:
             outcome = TurnOutcome(turn=turn.turn_index, predicted_cypher=None, end=TurnEnd.CLIFF)

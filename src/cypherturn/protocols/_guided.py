@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 
 from cypherturn.agent import TurnEnd, render_rows, render_schema
 from cypherturn.models import ChatMessage
 from cypherturn.protocols._env import SessionEnv
 from cypherturn.protocols._loop import AskHandler, run_action_loop
-from cypherturn.protocols._prompts import fill
+from cypherturn.protocols._prompts import action_prompt, fill
 from cypherturn.protocols._settings import GUIDED_ACTIONS, TurnOutcome
 from cypherturn.sessions import ChainMode, Phenomenon, Session, Turn
 
@@ -79,7 +80,9 @@ def _scripted(turn: Turn) -> AskHandler:
     return ask
 
 
-def play_guided(session: Session, env: SessionEnv) -> list[TurnOutcome]:
+def play_guided(
+    session: Session, env: SessionEnv, prior: Sequence[TurnOutcome] = ()
+) -> list[TurnOutcome]:
     """Play a session under the guided protocol.
 
     Every turn starts from a fresh context (system prompt with the schema, gold
@@ -88,9 +91,12 @@ def play_guided(session: Session, env: SessionEnv) -> list[TurnOutcome]:
     Args:
         session: the session.
         env: model, executor, prompts, settings and log sinks.
+        prior: the session's first turns as an interrupted run played them
+            (resume); turns are independent under oracle history, so they are
+            only skipped.
 
     Returns:
-        One :class:`TurnOutcome` per turn.
+        One :class:`TurnOutcome` per turn not in ``prior``.
 
     Raises:
         ModelUnavailableError | ModelResponseError | EngineConnectionError: infrastructure failures.
@@ -98,12 +104,12 @@ def play_guided(session: Session, env: SessionEnv) -> list[TurnOutcome]:
     prompts = env.prompts
     system = fill(
         prompts["guided_system"],
-        actions=prompts["actions"],
+        actions=action_prompt(prompts, env.settings.action_format),
         efficiency=prompts["efficiency"],
         schema=render_schema(env.executor.schema),
     )
     outcomes: list[TurnOutcome] = []
-    for turn in session.turns:
+    for turn in session.turns[len(prior) :]:
         started = time.perf_counter()
         text = fill(
             prompts["guided_turn"],

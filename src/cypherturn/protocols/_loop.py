@@ -1,7 +1,9 @@
 """The action loop shared by both protocols, and model calls with retries (CypherTurn App. D.5).
 
 One step = one model call, one parsed action, one observation; every step costs
-one unit, an unparseable reply included. SUBMIT_ANSWER ends the loop (only the
+one unit, an unparseable reply included. With native tool calling the action is
+the reply's first tool call and the observation goes back as the ``tool``
+message answering it; a reply without a tool call is read as text. SUBMIT_ANSWER ends the loop (only the
 first counts); when the units run out first, the prediction falls back to the
 last EXECUTE_CYPHER payload of the turn, or ``None``.
 """
@@ -11,15 +13,31 @@ from __future__ import annotations
 import logging
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from cypherturn.agent import ActionCall, ActionExecutor, ActionStep, parse_action, split_reasoning
+from cypherturn.agent import (
+    ActionCall,
+    ActionExecutor,
+    ActionStep,
+    ParseFailure,
+    parse_action,
+    parse_tool_call,
+    split_reasoning,
+)
 from cypherturn.errors import ModelUnavailableError
 from cypherturn.metrics import Action
-from cypherturn.models import ChatMessage, ChatModel, ChatResponse
+from cypherturn.models import ChatMessage, ChatModel, ChatResponse, ToolCall, ToolSpec
 
-__all__ = ["AskHandler", "LoopResult", "ModelCaller", "RetryPolicy", "StepSink", "run_action_loop"]
+__all__ = [
+    "CUT_OFF",
+    "AskHandler",
+    "LoopResult",
+    "ModelCaller",
+    "RetryPolicy",
+    "StepSink",
+    "run_action_loop",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -60,6 +78,7 @@ class ModelCaller:
         model: the chat model.
         temperature / max_tokens / seed: sampling settings of every call.
         retry: the retry policy for :class:`ModelUnavailableError`.
+        tools: offered on every call (native tool calling); ``None`` for text-format actions.
 
     The SDK's own retries come first; these are a second, slower layer for
     outages that outlast them. :class:`ModelResponseError` is not retried.
@@ -73,8 +92,10 @@ class ModelCaller:
         max_tokens: int,
         seed: int | None,
         retry: RetryPolicy | None = None,
+        tools: Sequence[ToolSpec] | None = None,
     ) -> None:
         self.model = model
+        self.tools = list(tools) if tools else None
         self._temperature = temperature
         self._max_tokens = max_tokens
         self._seed = seed
@@ -96,6 +117,7 @@ class ModelCaller:
                     temperature=self._temperature,
                     max_tokens=self._max_tokens,
                     seed=self._seed,
+                    tools=self.tools,
                 )
             except ModelUnavailableError as e:
                 wait = next(waits, None)
@@ -133,6 +155,35 @@ def _reasoning_share(response: ChatResponse, reasoning: str) -> int:
         response.completion_tokens,
         math.ceil(response.completion_tokens * len(reasoning) / len(response.text)),
     )
+
+
+CUT_OFF = (
+    "Your reply was cut off at the completion limit before it named a complete action. "
+    "Keep the action and its input short."
+)
+"""Observation for a reply that hit the token cap without a complete action."""
+
+
+def _read_action(
+    response: ChatResponse, tools_offered: bool
+) -> tuple[ActionCall | ParseFailure, ToolCall | None, str]:
+    """The action of a reply, the tool call it came from, and a note for the observation."""
+    if not response.tool_calls:
+        parsed = parse_action(response.text)
+        if isinstance(parsed, ParseFailure) and response.finish_reason == "length":
+            return ParseFailure(message=CUT_OFF), None, ""
+        if isinstance(parsed, ParseFailure) and tools_offered:
+            message = f"{parsed.message} Or call exactly one of the tools."
+            return ParseFailure(message=message), None, ""
+        return parsed, None, ""
+    first = response.tool_calls[0]
+    extra = len(response.tool_calls) - 1
+    note = (
+        f"\n(Only your first tool call was run; {extra} more were ignored. Call one tool per reply.)"
+        if extra
+        else ""
+    )
+    return parse_tool_call(first.name, first.arguments), first, note
 
 
 def run_action_loop(
@@ -173,7 +224,7 @@ def run_action_loop(
     for index in range(1, max_actions + 1):
         response = call(messages)
         answer, reasoning = split_reasoning(response.text)
-        parsed = parse_action(response.text)
+        parsed, tool_call, note = _read_action(response, call.tools is not None)
         reasoning_tokens = _reasoning_share(response, reasoning)
         base = ActionStep(
             turn=turn,
@@ -185,8 +236,12 @@ def run_action_loop(
             reasoning_tokens=reasoning_tokens,
             model_latency_s=response.latency_s,
             budget_remaining=max_actions - index,
+            tool_call=tool_call,
         )
-        messages.append(ChatMessage(role="assistant", content=answer or response.text))
+        if tool_call is not None:
+            messages.append(ChatMessage(role="assistant", content=answer, tool_calls=[tool_call]))
+        else:
+            messages.append(ChatMessage(role="assistant", content=answer or response.text))
         if isinstance(parsed, ActionCall):
             record = base.model_copy(update=_perform(parsed, executor, ask, asks, on_schema))
             if parsed.action is Action.ASK_USER:
@@ -200,8 +255,12 @@ def run_action_loop(
         if record.action is Action.SUBMIT_ANSWER:
             result.submitted = record.payload
             break
-        observation = f"Observation:\n{record.observation}\n\n{footer(record.budget_remaining)}"
-        messages.append(ChatMessage(role="user", content=observation))
+        if tool_call is not None:
+            content = f"{record.observation}{note}\n\n{footer(record.budget_remaining)}"
+            messages.append(ChatMessage(role="tool", content=content, tool_call_id=tool_call.id))
+        else:
+            observation = f"Observation:\n{record.observation}\n\n{footer(record.budget_remaining)}"
+            messages.append(ChatMessage(role="user", content=observation))
     return result
 
 

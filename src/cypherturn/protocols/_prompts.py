@@ -13,13 +13,15 @@ from importlib import resources
 from pydantic import BaseModel, ConfigDict
 
 from cypherturn.errors import ConfigError
+from cypherturn.protocols._settings import ActionFormat
 
-__all__ = ["PROMPT_NAMES", "PROMPT_VERSION", "PromptSet", "fill", "load_prompts"]
+__all__ = ["PROMPT_NAMES", "PROMPT_VERSION", "PromptSet", "action_prompt", "fill", "load_prompts"]
 
 PROMPT_VERSION = 1
 """Version of the packaged prompt files used by default."""
 PROMPT_NAMES = (
     "actions",
+    "actions_tools",
     "efficiency",
     "encouraging",
     "guided_system",
@@ -57,6 +59,11 @@ class PromptSet(BaseModel):
             h.update(self.texts[name].encode())
             h.update(b"\0")
         return h.hexdigest()[:16]
+
+
+def action_prompt(prompts: PromptSet, action_format: ActionFormat) -> str:
+    """The action-space description for a format: ``actions`` (text) or ``actions_tools``."""
+    return prompts["actions_tools" if action_format is ActionFormat.TOOLS else "actions"]
 
 
 def load_prompts(version: int = PROMPT_VERSION) -> PromptSet:

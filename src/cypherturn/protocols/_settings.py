@@ -10,7 +10,14 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from cypherturn.agent import ActionStep, TurnEnd
 from cypherturn.metrics import ProtocolName
 
-__all__ = ["BUDGET_MULTIPLIERS", "GUIDED_ACTIONS", "ProtocolSettings", "TurnOutcome", "Variant"]
+__all__ = [
+    "BUDGET_MULTIPLIERS",
+    "GUIDED_ACTIONS",
+    "ActionFormat",
+    "ProtocolSettings",
+    "TurnOutcome",
+    "Variant",
+]
 
 GUIDED_ACTIONS = 3
 """Hard cap of actions per turn under the guided protocol (§3.1)."""
@@ -30,6 +37,17 @@ class Variant(StrEnum):
     """The efficiency instruction is replaced by encouragement to use the budget (run at x10)."""
 
 
+class ActionFormat(StrEnum):
+    """How the model names its action each step (CypherTurn App. D.5)."""
+
+    TEXT = "text"
+    """One JSON object per reply, parsed tolerantly (:func:`cypherturn.agent.parse_action`)."""
+    TOOLS = "tools"
+    """Native tool calling: the five actions are offered as tools (OpenAI ``tools`` on
+    endpoints that support it; grammar-constrained calls on GGUF models). A reply
+    without a tool call is still read as text."""
+
+
 class ProtocolSettings(BaseModel):
     """How sessions are played.
 
@@ -41,6 +59,7 @@ class ProtocolSettings(BaseModel):
         temperature: sampling temperature of the evaluated model.
         max_tokens: completion cap per action step, tokens.
         seed: sampling seed passed to the model.
+        action_format: text-format actions or native tool calling.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -51,6 +70,7 @@ class ProtocolSettings(BaseModel):
     temperature: float = Field(default=0.0, ge=0.0)
     max_tokens: int = Field(default=512, ge=1)
     seed: int | None = None
+    action_format: ActionFormat = ActionFormat.TEXT
 
     @model_validator(mode="after")
     def _check(self) -> ProtocolSettings:

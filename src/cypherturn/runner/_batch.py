@@ -10,8 +10,10 @@ Layout of a run directory::
     RUN_DIR/infra_failures.json   sessions lost to infrastructure failures, unscored
 
 Resume: a session whose log ends with ``session_end: completed`` under the same
-configuration is read back, never replayed; any other session (never started,
-killed mid-way, or an infrastructure failure) is played from its start.
+configuration is read back, never replayed. A session killed mid-way, or lost to
+an infrastructure failure, continues from its first unfinished turn: the turns
+its log finished are kept, the old log is moved to ``aborted/`` and a new one
+starts with copies of the kept turns' events.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from cypherturn.errors import ConfigError, DatasetError
 from cypherturn.graph import GraphEngine, GraphSchema
-from cypherturn.metrics import RECORDS_FILE, write_jsonl
+from cypherturn.metrics import RECORDS_FILE, TurnRecord, write_jsonl
 from cypherturn.models import ChatModel
 from cypherturn.protocols import PromptSet, ProtocolSettings, RetryPolicy, load_prompts
 from cypherturn.runner._log import (
@@ -39,9 +41,10 @@ from cypherturn.runner._log import (
     SessionStarted,
     SessionStatus,
     TurnFinished,
+    finished_turns,
     read_log,
 )
-from cypherturn.runner._session import SessionResult, run_session, session_digest
+from cypherturn.runner._session import FinishedTurn, SessionResult, run_session, session_digest
 from cypherturn.sessions import Session
 
 __all__ = [
@@ -104,7 +107,8 @@ class RunSummary(BaseModel):
         run_id: the run.
         out_dir: the run directory.
         sessions: sessions selected.
-        played: sessions played in this invocation.
+        played: sessions played in this invocation (from their start, or continued).
+        turns_kept: turns of interrupted sessions kept from their logs, not replayed.
         resumed: sessions read back from an earlier invocation.
         completed: sessions completed (played or resumed).
         turns: turn records written.
@@ -116,6 +120,7 @@ class RunSummary(BaseModel):
     out_dir: Path
     sessions: int
     played: int
+    turns_kept: int = 0
     resumed: int
     completed: int
     turns: int
@@ -185,13 +190,21 @@ def _check_config(out_dir: Path, config: RunConfig) -> None:
     path.write_text(config.model_dump_json(indent=2), encoding="utf-8")
 
 
-def _finished(path: Path, session: Session, config_digest: str) -> SessionResult | None:
-    """The completed result stored in a log, or ``None`` when the session must be played."""
+def _logged(
+    path: Path, session: Session, config_digest: str
+) -> tuple[SessionResult | None, list[FinishedTurn]]:
+    """What a session's log holds: its completed result, else the turns it finished.
+
+    Raises:
+        ConfigError: the log was written for another version of the session or
+            under another configuration.
+        DatasetError: the log is unreadable.
+    """
     if not path.exists():
-        return None
+        return None, []
     events = read_log(path)
     if not events or not isinstance(events[0], SessionStarted):
-        return None
+        return None, []
     start = events[0]
     if start.session_digest != session_digest(session):
         raise ConfigError(
@@ -202,9 +215,12 @@ def _finished(path: Path, session: Session, config_digest: str) -> SessionResult
         raise ConfigError(f"{path} was written under a different configuration")
     last = events[-1]
     if not (isinstance(last, SessionFinished) and last.status is SessionStatus.COMPLETED):
-        return None
+        return None, finished_turns(events)
     records = [e.record for e in events if isinstance(e, TurnFinished)]
-    return SessionResult(session.session_id, SessionStatus.COMPLETED, records=records, resumed=True)
+    result = SessionResult(
+        session.session_id, SessionStatus.COMPLETED, records=records, resumed=True
+    )
+    return result, []
 
 
 def _set_aside(path: Path, out_dir: Path) -> None:
@@ -233,7 +249,7 @@ def collect_records(out_dir: Path, sessions: Sequence[Session]) -> list[SessionR
     if not path.exists():
         raise ConfigError(f"{out_dir} is not a run directory (no {CONFIG_FILE})")
     digest = RunConfig.model_validate_json(path.read_text(encoding="utf-8")).digest()
-    found = (_finished(log_path(out_dir, s.session_id), s, digest) for s in sessions)
+    found = (_logged(log_path(out_dir, s.session_id), s, digest)[0] for s in sessions)
     return [r for r in found if r is not None]
 
 
@@ -250,6 +266,7 @@ def run_benchmark(
     prompts: PromptSet | None = None,
     retry: RetryPolicy | None = None,
     on_session: Callable[[SessionResult], None] | None = None,
+    on_turn: Callable[[TurnRecord], None] | None = None,
 ) -> RunSummary:
     """Play sessions concurrently into a run directory, resuming an earlier run there.
 
@@ -266,6 +283,7 @@ def run_benchmark(
         retry: retry policy for transient endpoint failures.
         on_session: called (from a worker thread, serialised) after each session,
             resumed ones included.
+        on_turn: called (from a worker thread) with each turn's record as it is played.
 
     Returns:
         The :class:`RunSummary`; ``records.jsonl`` and ``infra_failures.json`` are written.
@@ -295,6 +313,7 @@ def run_benchmark(
     digest = config.digest()
     results: dict[str, SessionResult] = {}
     pending: list[Session] = []
+    kept: dict[str, list[FinishedTurn]] = {}
     lock = threading.Lock()
 
     def report(result: SessionResult) -> None:
@@ -305,12 +324,13 @@ def run_benchmark(
 
     for session in sessions:
         path = log_path(out_dir, session.session_id)
-        done = _finished(path, session, digest)
+        done, finished = _logged(path, session, digest)
         if done is not None:
             report(done)
             continue
         if path.exists():
             _set_aside(path, out_dir)
+        kept[session.session_id] = finished
         pending.append(session)
 
     worlds: dict[str, tuple[GraphEngine, GraphSchema]] = {}
@@ -333,10 +353,15 @@ def run_benchmark(
             log_path=log_path(out_dir, session.session_id),
             config_digest=digest,
             retry=retry,
+            resume=kept[session.session_id],
+            on_turn=on_turn,
         )
 
+    # longest sessions first: the pool's tail (workers idle while one long session
+    # finishes) shrinks; results are reported in benchmark order regardless
+    longest_first = sorted(pending, key=lambda s: len(s.turns), reverse=True)
     with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="cypherturn-run") as pool:
-        futures = [pool.submit(play, s) for s in pending]
+        futures = [pool.submit(play, s) for s in longest_first]
         for future in as_completed(futures):
             report(future.result())
 
@@ -356,6 +381,7 @@ def run_benchmark(
         out_dir=out_dir,
         sessions=len(ids),
         played=len(pending),
+        turns_kept=sum(len(k) for k in kept.values()),
         resumed=len(ordered) - len(pending),
         completed=len(completed),
         turns=turns,

@@ -1,9 +1,14 @@
 """Per-session action logs: versioned JSONL, one event per line, appended as it happens.
 
 A log holds ``session_start``, then one ``step`` per action and one ``turn_end``
-per turn, then ``session_end``. Each line is flushed and fsynced, so a killed run
-leaves at most one torn final line; :func:`read_log` drops it and the session is
-redone on resume.
+per turn, then ``session_end``. Each line is flushed as it is written (a killed
+process loses nothing written), and ``session_start``, ``turn_end`` and
+``session_end`` are also fsynced (an operating-system crash loses at most the
+steps of the unfinished turn, which resume replays anyway). A kill mid-write
+leaves at most one torn final line; :func:`read_log` drops it. On resume the
+turns whose ``turn_end`` was written are kept (:func:`finished_turns`) and the
+session continues from the first unfinished turn; the steps of that torn turn
+are set aside with the old log and the turn is played again.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ __all__ = [
     "SessionStatus",
     "StepLogged",
     "TurnFinished",
+    "finished_turns",
     "read_log",
 ]
 
@@ -58,6 +64,7 @@ class SessionStarted(BaseModel):
         session_digest: digest of the session's benchmark line.
         turns: T, the session's turn count.
         budget: the session's action budget (B = T x m in agentic, 3 per turn in guided).
+        resumed_turns: turns copied from an interrupted run's log (0 on a first start).
     """
 
     schema_version: Literal[1] = LOG_SCHEMA_VERSION
@@ -68,6 +75,7 @@ class SessionStarted(BaseModel):
     session_digest: str
     turns: int
     budget: int
+    resumed_turns: int = 0
 
 
 class StepLogged(BaseModel):
@@ -113,7 +121,7 @@ _EVENT: TypeAdapter[SessionStarted | StepLogged | TurnFinished | SessionFinished
 
 
 class SessionLog:
-    """Appends events to one session's log file, each line flushed and fsynced.
+    """Appends events to one session's log file: every line flushed, turn boundaries fsynced.
 
     Args:
         path: the log file; replaced when it exists.
@@ -131,11 +139,12 @@ class SessionLog:
         self.path = path
 
     def append(self, event: BaseModel) -> None:
-        """Write one event line and force it to disk."""
+        """Write one event line; force it to disk unless it is a step."""
         self._fh.write(event.model_dump_json())
         self._fh.write("\n")
         self._fh.flush()
-        os.fsync(self._fh.fileno())
+        if not isinstance(event, StepLogged):
+            os.fsync(self._fh.fileno())
 
     def close(self) -> None:
         """Close the file."""
@@ -178,3 +187,28 @@ def read_log(path: Path) -> list[SessionStarted | StepLogged | TurnFinished | Se
                 break
             raise DatasetError(f"{path}:{number}: not a session log event: {e}") from e
     return events
+
+
+def finished_turns(
+    events: list[SessionStarted | StepLogged | TurnFinished | SessionFinished],
+) -> list[tuple[list[StepLogged], TurnFinished]]:
+    """The turns a log finished, each with its step events, in order.
+
+    Steps after the last ``turn_end`` (a turn cut short by a crash) are not
+    included; nor is anything after an infrastructure failure's ``session_end``.
+
+    Args:
+        events: a session log's events (:func:`read_log`).
+
+    Returns:
+        ``(steps, turn_end)`` per finished turn.
+    """
+    turns: list[tuple[list[StepLogged], TurnFinished]] = []
+    steps: list[StepLogged] = []
+    for event in events:
+        if isinstance(event, StepLogged):
+            steps.append(event)
+        elif isinstance(event, TurnFinished):
+            turns.append(([s for s in steps if s.step.turn == event.record.turn], event))
+            steps = []
+    return turns

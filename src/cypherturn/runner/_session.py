@@ -5,16 +5,18 @@ from __future__ import annotations
 import hashlib
 import logging
 from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cypherturn.agent import ActionExecutor, ActionStep, TurnEnd, UserSimulator
+from cypherturn.agent import ActionExecutor, ActionStep, TurnEnd, UserSimulator, tool_definitions
 from cypherturn.errors import EngineConnectionError, ModelError
 from cypherturn.graph import GraphEngine, GraphSchema
 from cypherturn.metrics import Action, ProtocolName, QueryAttempt, TurnRecord
 from cypherturn.models import ChatModel
 from cypherturn.protocols import (
     GUIDED_ACTIONS,
+    ActionFormat,
     ModelCaller,
     PromptSet,
     ProtocolSettings,
@@ -35,7 +37,10 @@ from cypherturn.runner._log import (
 )
 from cypherturn.sessions import Session
 
-__all__ = ["SessionResult", "run_session", "session_digest", "turn_record"]
+FinishedTurn = tuple[list[StepLogged], TurnFinished]
+"""A turn an interrupted run finished: its step events and its ``turn_end`` event."""
+
+__all__ = ["FinishedTurn", "SessionResult", "run_session", "session_digest", "turn_record"]
 
 logger = logging.getLogger(__name__)
 
@@ -137,12 +142,19 @@ def run_session(
     log_path: Path | None = None,
     config_digest: str = "",
     retry: RetryPolicy | None = None,
+    resume: Sequence[FinishedTurn] = (),
+    on_turn: Callable[[TurnRecord], None] | None = None,
 ) -> SessionResult:
     """Play one session under a protocol and log every action as it happens.
 
     Infrastructure failures (the endpoint still failing after retries, a
     malformed endpoint answer, an unreachable engine) end the session with
     status ``infra_failure`` and no records: they are never scored as model errors.
+
+    Resume works at turn granularity: the turns in ``resume`` are copied into the
+    new log as they were logged (events and timestamps unchanged), restore the
+    protocol's state (agentic history, spent budget, persistent schema) and are
+    not played again; play continues with the next turn.
 
     Args:
         session: the session.
@@ -156,9 +168,15 @@ def run_session(
         log_path: where to write the session log (``None``: no log).
         config_digest: digest of the run configuration, recorded in the log.
         retry: retry policy for transient endpoint failures.
+        resume: the turns an interrupted run of this session finished, in order.
+        on_turn: called with each played turn's record once it is logged.
 
     Returns:
-        The :class:`SessionResult`.
+        The :class:`SessionResult` (records of resumed and played turns).
+
+    Raises:
+        DatasetError: the log cannot be written, or ``resume`` is not the
+            session's first turns.
     """
     prompts = prompts or load_prompts()
     executor = ActionExecutor(engine, schema=schema)
@@ -174,10 +192,12 @@ def run_session(
         if log is not None:
             log.append(event)
 
-    def on_turn(outcome: TurnOutcome) -> None:
+    def finish_turn(outcome: TurnOutcome) -> None:
         record = turn_record(outcome, session, run_id=run_id, model=model.spec, settings=settings)
         records.append(record)
         emit(TurnFinished(end=outcome.end, record=record))
+        if on_turn is not None:
+            on_turn(record)
 
     try:
         emit(
@@ -187,8 +207,25 @@ def run_session(
                 session_digest=session_digest(session),
                 turns=len(session.turns),
                 budget=budget,
+                resumed_turns=len(resume),
             )
         )
+        prior: list[TurnOutcome] = []
+        for step_events, finished in resume:
+            for event in step_events:
+                emit(event)
+            emit(finished)
+            records.append(finished.record)
+            prior.append(
+                TurnOutcome(
+                    turn=finished.record.turn,
+                    predicted_cypher=finished.record.predicted_cypher,
+                    end=finished.end,
+                    steps=[e.step for e in step_events],
+                    budget_remaining=finished.record.budget_remaining or 0,
+                    latency_s=finished.record.latency_s,
+                )
+            )
         simulator = None
         if settings.protocol is ProtocolName.AGENTIC:
             simulator = UserSimulator(
@@ -205,16 +242,17 @@ def run_session(
                 max_tokens=settings.max_tokens,
                 seed=settings.seed,
                 retry=retry,
+                tools=tool_definitions() if settings.action_format is ActionFormat.TOOLS else None,
             ),
             executor=executor,
             prompts=prompts,
             settings=settings,
             on_step=lambda step: emit(StepLogged(step=step)),
-            on_turn=on_turn,
+            on_turn=finish_turn,
             simulator=simulator,
         )
         try:
-            play_session(session, env)
+            play_session(session, env, prior)
         except (ModelError, EngineConnectionError) as e:
             logger.warning("session %s: infrastructure failure: %s", session.session_id, e)
             emit(SessionFinished(status=SessionStatus.INFRA_FAILURE, error=str(e)))
