@@ -27,14 +27,16 @@ from cypherturn.protocols import GUIDED_ACTIONS, ActionFormat, ProtocolSettings,
 from cypherturn.runner import RunSummary, SessionResult
 from cypherturn.sessions import Session, read_sessions
 from cypherturn.strategies import StrategyConfig, StrategyResult, get_strategy, schema_examples
-from cypherturn.worlds import get_world, load_world, world_names
+from cypherturn.worlds import get_world, load_official_graph, load_world, world_names
 
 __all__ = [
     "DEFAULT_GRAPH",
+    "OFFICIAL_GRAPH_PREFIX",
     "ask",
     "bench_engines",
     "connect",
     "load",
+    "official_graph_name",
     "run_benchmark",
     "run_session",
 ]
@@ -193,36 +195,52 @@ def ask(
         )
 
 
+OFFICIAL_GRAPH_PREFIX = "cypherturn_official_"
+"""Graph name prefix of official release graphs (``bench import --check`` loads them there)."""
+
+
+def official_graph_name(world: str) -> str:
+    """The graph an official release graph is loaded into: ``cypherturn_official_<world>``."""
+    return f"{OFFICIAL_GRAPH_PREFIX}{world}"
+
+
 @contextmanager
 def bench_engines(
-    sessions: Sequence[Session], *, engine_url: str | None = None
+    sessions: Sequence[Session],
+    *,
+    engine_url: str | None = None,
+    release_root: Path | None = None,
 ) -> Iterator[Callable[[str], GraphEngine]]:
-    """Engines on the world builds a benchmark's golds were verified on.
+    """Engines on the graphs a benchmark's golds were verified on.
 
-    Each world is loaded (once, then kept) into the graph
+    Generated sessions: each world is loaded (once, then kept) into the graph
     ``cypherturn_run_<world>_s<graph_seed>_x<graph_scale>``, so a graph built
-    with other settings is never mistaken for it.
+    with other settings is never mistaken for it. Imported official sessions:
+    the release graph ``cypherturn_official_<world>``, loaded from
+    ``release_root/data/graphs/<world>/`` when given, else as an earlier
+    ``cypherturn bench import --check`` left it.
 
     Args:
-        sessions: the sessions to be run (generated ones; they name their world build).
+        sessions: the sessions to be run.
         engine_url: as in :func:`connect`.
+        release_root: root of the official release (holds ``data/graphs/``).
 
     Yields:
         ``engine_for(world) -> GraphEngine``, opening and loading on first use;
         every engine is closed on exit.
 
     Raises:
-        ConfigError: imported official sessions (their graphs come from the
-            release files), or one world with several builds among the sessions.
+        ConfigError: one world with several builds among the sessions; an
+            official graph neither loaded nor loadable (no ``release_root``).
+        DatasetError: malformed release files.
     """
-    builds: dict[str, tuple[int, float]] = {}
+    builds: dict[str, tuple[int, float] | None] = {}
     for session in sessions:
-        if session.source == "official":
-            raise ConfigError(
-                f"session {session.session_id} is from the official release; "
-                "running imported sessions is not supported by this runner"
-            )
-        build = (session.graph_seed or 0, session.graph_scale or 1.0)
+        build = (
+            None
+            if session.source == "official"
+            else (session.graph_seed or 0, session.graph_scale or 1.0)
+        )
         if builds.setdefault(session.world, build) != build:
             raise ConfigError(f"sessions of {session.world} come from different world builds")
     with ExitStack() as stack:
@@ -230,15 +248,35 @@ def bench_engines(
 
         def engine_for(world: str) -> GraphEngine:
             if world not in opened:
-                seed, scale = builds[world]
-                name = f"cypherturn_run_{world}_s{seed}_x{scale:g}".replace(".", "_")
-                engine = open_engine(engine_url, name)
-                stack.callback(engine.close)
-                load_world(engine, get_world(world), seed=seed, scale=scale)
+                build = builds[world]
+                if build is None:
+                    engine = open_engine(engine_url, official_graph_name(world))
+                    stack.callback(engine.close)
+                    _official_graph(engine, world, release_root)
+                else:
+                    seed, scale = build
+                    name = f"cypherturn_run_{world}_s{seed}_x{scale:g}".replace(".", "_")
+                    engine = open_engine(engine_url, name)
+                    stack.callback(engine.close)
+                    load_world(engine, get_world(world), seed=seed, scale=scale)
                 opened[world] = engine
             return opened[world]
 
         yield engine_for
+
+
+def _official_graph(engine: GraphEngine, world: str, release_root: Path | None) -> None:
+    if release_root is not None:
+        folder = release_root / "data" / "graphs" / world
+        load_official_graph(
+            engine, folder / "data.cypher", folder / "schema.json", engine.graph, replace=True
+        )
+    elif not engine.exists() or engine.node_count() == 0:
+        raise ConfigError(
+            f"the official graph {world!r} is not loaded: pass the release root "
+            f"(--release PATH, the folder holding data/graphs/{world}/), or run "
+            "`cypherturn bench import <file> --check` first"
+        )
 
 
 def _protocol_settings(
@@ -291,6 +329,7 @@ def run_session(
     max_tokens: int = 512,
     model_options: dict[str, Any] | None = None,
     action_format: str = "text",
+    release_root: Path | None = None,
 ) -> SessionResult:
     """Play one benchmark session under a protocol (CypherTurn §3.1).
 
@@ -310,6 +349,8 @@ def run_session(
         max_tokens: completion cap per action step, tokens.
         action_format: ``text`` (one JSON action per reply) or ``tools`` (native
             tool calling; grammar-constrained calls on GGUF models).
+        release_root: the official release's root, for imported official sessions
+            (see :func:`bench_engines`).
         model_options: keyword options for :func:`cypherturn.models.load_model`.
 
     Returns:
@@ -324,7 +365,7 @@ def run_session(
     )
     chat_model = load_model(model, **(model_options or {})) if isinstance(model, str) else model
     simulator = load_model(sim_model) if isinstance(sim_model, str) else sim_model
-    with bench_engines([session], engine_url=engine_url) as engine_for:
+    with bench_engines([session], engine_url=engine_url, release_root=release_root) as engine_for:
         return runner.run_session(
             session,
             model=chat_model,
@@ -356,6 +397,7 @@ def run_benchmark(
     on_scores: Callable[[list[TurnScore]], None] | None = None,
     action_format: str = "text",
     on_turn: Callable[[TurnRecord], None] | None = None,
+    release_root: Path | None = None,
 ) -> RunSummary:
     """Run a benchmark under a protocol into a run directory, resuming one that is there.
 
@@ -368,7 +410,8 @@ def run_benchmark(
         benchmark: a benchmark JSONL file, or the sessions.
         out_dir: the run directory.
         model / protocol / budget / variant / sim_model / temperature / seed /
-            max_tokens / model_options / action_format: as in :func:`run_session`.
+            max_tokens / model_options / action_format / release_root: as in
+            :func:`run_session`.
         sessions: comma-separated shell patterns over session ids and world names.
         concurrency: sessions played at once.
         engine_url: as in :func:`connect`.
@@ -394,7 +437,7 @@ def run_benchmark(
     chosen = runner.select_sessions(pool, sessions)
     chat_model = load_model(model, **(model_options or {})) if isinstance(model, str) else model
     simulator = load_model(sim_model) if isinstance(sim_model, str) else sim_model
-    with bench_engines(chosen, engine_url=engine_url) as engine_for:
+    with bench_engines(chosen, engine_url=engine_url, release_root=release_root) as engine_for:
         scorer = Scorer(engine_for)
 
         def finished(result: SessionResult) -> None:

@@ -10,6 +10,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
+from cypherturn.api import official_graph_name
 from cypherturn.cli._bench import bench_app
 from cypherturn.errors import ConfigError
 from cypherturn.graph import EmbeddedFalkorDB, open_engine
@@ -94,3 +95,34 @@ def test_bench_run_with_native_tool_calls(cli: typer.Typer, tmp_path: Path) -> N
 
     bad = runner.invoke(cli, [*args, "--action-format", "xml", "--out", str(tmp_path / "x")])
     assert bad.exit_code != 0 and "action formats: text, tools" in str(bad.exception)
+
+
+def test_bench_run_plays_imported_official_sessions(cli: typer.Typer, tmp_path: Path) -> None:
+    runner = CliRunner()
+    release = Path(__file__).parents[1] / "sessions" / "official"
+    imported = tmp_path / "official.jsonl"
+    source = release / "data" / "scenarios" / "tiny_sessions.json"
+    done = runner.invoke(cli, ["bench", "import", str(source), "--out", str(imported), "--no-check"])
+    assert done.exit_code == 0, done.output
+    graph = open_engine(None, official_graph_name("tiny"))
+    graph.drop()
+    graph.close()
+    sessions = read_sessions(imported)
+    replies = tmp_path / "replies.jsonl"
+    replies.write_text(
+        "\n".join(
+            json.dumps(json.dumps({"action": "SUBMIT_ANSWER", "input": t.gold_cypher}))
+            for s in sessions
+            for t in s.turns
+        ),
+        encoding="utf-8",
+    )
+    args = ["bench", "run", str(imported), "--model", f"replay:{replies}"]
+
+    unloaded = runner.invoke(cli, [*args, "--out", str(tmp_path / "a")])
+    assert isinstance(unloaded.exception, ConfigError)
+    assert "official graph 'tiny' is not loaded" in str(unloaded.exception)
+
+    ran = runner.invoke(cli, [*args, "--out", str(tmp_path / "b"), "--release", str(release)])
+    assert ran.exit_code == 0, ran.output
+    assert "2/2 sessions completed" in ran.output and "EX 1.000 over" in ran.output

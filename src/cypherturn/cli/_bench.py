@@ -18,6 +18,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.syntax import Syntax
 from rich.table import Table
 
+from cypherturn.api import official_graph_name
 from cypherturn.cli._app import console
 from cypherturn.cli._options import EngineOpt, ModelOptions, model_options
 from cypherturn.errors import ConfigError, DatasetError
@@ -261,7 +262,7 @@ def _release_root(path: Path) -> Path:
 
 def _official_engine(url: str | None, root: Path, graph: str) -> GraphEngine:
     folder = root / "data" / "graphs" / graph
-    target = open_engine(url, f"cypherturn_official_{graph}")
+    target = open_engine(url, official_graph_name(graph))
     try:
         load_official_graph(
             target, folder / "data.cypher", folder / "schema.json", target.graph, replace=True
@@ -417,6 +418,13 @@ def run_command(
     score: Annotated[
         bool, typer.Option("--score/--no-score", help="Score the run when it is done.")
     ] = True,
+    release: Annotated[
+        Path | None,
+        typer.Option(
+            "--release",
+            help="Official release root (holds data/graphs/), for imported official sessions.",
+        ),
+    ] = None,
     action_format: Annotated[
         str,
         typer.Option(
@@ -491,6 +499,7 @@ def run_command(
             on_scores=tally,
             action_format=action_format,
             on_turn=turn_played,
+            release_root=release,
         )
     console.print(
         f"{summary.completed}/{summary.sessions} sessions completed "

@@ -357,11 +357,14 @@ def run_benchmark(
             on_turn=on_turn,
         )
 
-    # longest sessions first: the pool's tail (workers idle while one long session
-    # finishes) shrinks; results are reported in benchmark order regardless
-    longest_first = sorted(pending, key=lambda s: len(s.turns), reverse=True)
+    # with several workers, longest sessions first: the tail where workers idle
+    # while one long session finishes shrinks; one worker keeps benchmark order
+    # (a replay model's responses follow it); records are written in benchmark order
+    order = pending
+    if concurrency > 1:
+        order = sorted(pending, key=lambda s: len(s.turns), reverse=True)
     with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="cypherturn-run") as pool:
-        futures = [pool.submit(play, s) for s in longest_first]
+        futures = [pool.submit(play, s) for s in order]
         for future in as_completed(futures):
             report(future.result())
 
