@@ -126,7 +126,8 @@ def generate_model_questions(
     known = {q.question for q in qs.questions}
     prefix = qs.questions[0].id.split("_", 1)[0] if qs.questions else qs.dataset
     added: list[Question] = []
-    for offset, tier in enumerate(tiers):
+    chosen = [t for t in TIERS if t in tiers]
+    for offset, tier in enumerate(chosen):
         samples = sample_subgraph(engine, seed=seed + offset)
         response = model.chat(
             _prompt(schema_text, samples, tier, count),
@@ -144,7 +145,7 @@ def generate_model_questions(
                 Question(
                     id=f"{prefix}_{tier}_m{number:02d}",
                     dataset=qs.dataset,
-                    tier=tier,  # type: ignore[arg-type]
+                    tier=tier,
                     question=text,
                     source="model",
                     generator_version=f"{MODEL_GENERATOR_VERSION}:{model.spec}",

@@ -28,6 +28,7 @@ __all__ = [
     "TIERS",
     "Question",
     "QuestionSet",
+    "Tier",
     "dataset_graph",
     "load_question_set",
     "read_question_set",
@@ -39,7 +40,9 @@ __all__ = [
 QUESTION_SET_SCHEMA_VERSION: Literal[1] = 1
 """Layout version of question-set files."""
 
-TIERS = ("easy", "medium", "hard")
+Tier = Literal["easy", "medium", "hard"]
+"""A complexity tier (RAS §3.2)."""
+TIERS: tuple[Tier, ...] = ("easy", "medium", "hard")
 """Complexity tiers (RAS §4.3, appendix A.2): entity retrieval and attribute filters;
 joins across entity types; cyclic or mutual multi-hop patterns and conditional aggregation."""
 
@@ -88,7 +91,7 @@ class Question(BaseModel):
 
     id: str = Field(min_length=1)
     dataset: str
-    tier: Literal["easy", "medium", "hard"]
+    tier: Tier
     question: str = Field(min_length=1)
     source: Source
     template: str = ""

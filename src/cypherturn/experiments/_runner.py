@@ -375,9 +375,8 @@ def run_qer_experiment(
         def write(future: Future[QerTranscript]) -> None:
             nonlocal ran
             transcript = future.result()
-            # StrategyResult satisfies StrategyResultLike except for list invariance (see report).
             episode = episode_from_strategy_result(
-                transcript.result,  # type: ignore[arg-type]
+                transcript.result,
                 dataset=transcript.dataset,
                 question_id=transcript.question_id,
                 tier=transcript.tier,

@@ -19,6 +19,7 @@ from cypherturn.experiments._questions import (
     TIERS,
     Question,
     QuestionSet,
+    Tier,
     Value,
     dataset_graph,
 )
@@ -46,7 +47,7 @@ HEALTH_NOTE = (
     "that does not match the schema; the template questions use the graph's own vocabulary."
 )
 
-PAPER_QUESTIONS: dict[str, tuple[str, str, str]] = {
+PAPER_QUESTIONS: dict[str, tuple[str, Tier, str]] = {
     "crime_easy": (
         "crime",
         "easy",
@@ -497,7 +498,7 @@ def generate_question_set(
     graph = dataset_graph(dataset)
     rng = random.Random(seed)
     questions = [
-        Question(id=qid, dataset=dataset, tier=tier, question=text, source="paper")  # type: ignore[arg-type]
+        Question(id=qid, dataset=dataset, tier=tier, question=text, source="paper")
         for qid, (ds, tier, text) in PAPER_QUESTIONS.items()
         if ds == dataset
     ]
@@ -517,7 +518,7 @@ def generate_question_set(
                     Question(
                         id=f"{_ID_PREFIX[dataset]}_{tier}_{number:02d}",
                         dataset=dataset,
-                        tier=tier,  # type: ignore[arg-type]
+                        tier=tier,
                         question=template.text.format(**values),
                         source="template",
                         template=template.id,

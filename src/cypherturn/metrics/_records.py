@@ -18,6 +18,7 @@ Output, written by :func:`cypherturn.metrics.score_run`:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Final, Literal, Protocol
@@ -431,7 +432,7 @@ class StrategyResultLike(Protocol):
     model: str
 
     @property
-    def attempts(self) -> list[StrategyAttemptLike]:
+    def attempts(self) -> Sequence[StrategyAttemptLike]:
         """Every attempt, in order."""
         ...
 

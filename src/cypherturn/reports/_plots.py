@@ -145,7 +145,8 @@ def plot_qer_scaling(report: Report, path: Path) -> Path | None:
         ax.set_ylim(0, 1)
         ax.grid(alpha=0.3)
         ax.legend()
-    fig.suptitle("Query execution error rate vs inference scale (mean +- sigma over runs)")
+    # two short lines: one panel (a single dataset) is too narrow for one long title
+    fig.suptitle("Query execution error rate vs inference scale\n(mean ± σ over runs)")
     return _save(fig, path)
 
 
