@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 import cypherturn.cli._commands  # noqa: F401 - registers the command groups
 from cypherturn.cli._app import app, console
 from cypherturn.errors import ConfigError
+from cypherturn.experiments import load_question_set
 from cypherturn.metrics import ATTEMPTS_FILE, read_run
 from cypherturn.reports import build_report, write_report
 
@@ -101,3 +102,40 @@ def test_cli_questions_list_and_validate(tmp_path: Path, monkeypatch: pytest.Mon
     ).read_text()
     bad = runner.invoke(app, ["qer", "questions", "--datasets", "nowhere"])
     assert isinstance(bad.exception, ConfigError)
+
+
+def test_cli_generate_appends_model_questions(tmp_path: Path) -> None:
+    replies = tmp_path / "writer.json"
+    replies.write_text(
+        json.dumps(
+            [
+                "1. Which clients made a payment to a merchant?",
+                "Which mules received transfers from more than one client?",
+                "Which clients share an SSN with another client and sent money to a mule?",
+            ]
+        ),
+        encoding="utf-8",
+    )
+    args = ["qer", "questions", "--datasets", "fraud", "--generate", "--count", "1"]
+    written = runner.invoke(app, [*args, "--model", f"replay:{replies}", "--out", str(tmp_path)])
+    assert written.exit_code == 0, written.output
+    extended = load_question_set("fraud", tmp_path)
+    added = [q for q in extended.questions if q.source == "model"]
+    assert [q.id for q in added] == ["fraud_easy_m01", "fraud_medium_m01", "fraud_hard_m01"]
+    assert added[0].question == "Which clients made a payment to a merchant?"
+    missing_out = runner.invoke(app, [*args, "--model", f"replay:{replies}"])
+    assert isinstance(missing_out.exception, ConfigError)
+
+
+def test_cli_generate_with_the_bundled_model(tmp_path: Path) -> None:
+    args = ["qer", "questions", "--datasets", "crime", "--generate", "--count", "2"]
+    written = runner.invoke(app, [*args, "--out", str(tmp_path), "--seed", "1"])
+    assert written.exit_code == 0, written.output
+    extended = load_question_set("crime", tmp_path)
+    packaged = load_question_set("crime")
+    added = extended.questions[len(packaged.questions) :]
+    assert extended.questions[: len(packaged.questions)] == packaged.questions
+    assert added, "the bundled model wrote no usable question in three tiers"
+    assert all(q.source == "model" and q.generator_version.endswith(":default") for q in added)
+    assert all(q.question.endswith("?") and len(q.question.split()) >= 4 for q in added)
+    assert len({q.question for q in extended.questions}) == len(extended.questions)
