@@ -242,6 +242,39 @@ def test_endpoint_failing_for_good_is_an_infra_failure(heroes: GraphEngine, tmp_
     assert isinstance(last, SessionFinished) and last.status is SessionStatus.INFRA_FAILURE
 
 
+def test_an_infra_failure_resumes_after_its_last_finished_turn(
+    heroes: GraphEngine, tmp_path: Path
+) -> None:
+    sessions = _sessions(heroes, 1)
+    out = tmp_path / "run"
+    script = Script([(200, SUBMIT)] * 2 + [(500, "down")])
+    with serve(script) as url:
+        model = OpenAIChatModel("mock", base_url=url, max_retries=0)
+        failed = run_benchmark(
+            sessions,
+            model=model,
+            engines=_engines(heroes),
+            settings=GUIDED,
+            out_dir=out,
+            retry=FAST_RETRY,
+        )
+    assert failed.completed == 0 and len(failed.infra_failures) == 1
+    later = ReplayChatModel([SUBMIT] * 2, spec="openai:mock")
+    summary = run_benchmark(
+        sessions,
+        model=later,
+        engines=_engines(heroes),
+        settings=GUIDED,
+        out_dir=out,
+        retry=FAST_RETRY,
+    )
+    assert summary.completed == 1 and summary.turns_kept == 2 and summary.infra_failures == []
+    assert len(later.calls) == 2  # turns 3 and 4 only
+    records = list(read_jsonl(out / RECORDS_FILE, TurnRecord))
+    assert [r.turn for r in records] == [1, 2, 3, 4]
+    assert json.loads((out / INFRA_FILE).read_text()) == []
+
+
 def test_select_sessions_by_id_or_world(heroes: GraphEngine) -> None:
     sessions = _sessions(heroes, 3)
     assert [s.session_id for s in select_sessions(sessions, "heroes-2,heroes-3")] == [
