@@ -14,7 +14,10 @@ wall time against the ideal ``calls x latency / concurrency`` and the overhead
 fraction (goal: at most 2%). With concurrency > 1 the ideal assumes perfect
 packing; sessions of unequal length make the real optimum longer, so the
 makespan of the best schedule of the same sessions (longest first, exact call
-counts) is printed too, with the overhead against it.
+counts) is printed too, with the overhead against it. The harness's own CPU
+time per call (this process: SDK, prompts, parsing, engine client, logs) is
+printed as well; unlike wall-clock overhead it barely moves when other jobs
+share the cores.
 """
 
 from __future__ import annotations
@@ -128,6 +131,7 @@ def main() -> None:
         for concurrency in (int(c) for c in args.concurrency.split(",")):
             out = Path(tmp) / f"run-c{concurrency}"
             started = time.perf_counter()
+            cpu_started = time.process_time()
             summary = run_benchmark(
                 sessions,
                 model=model,
@@ -137,6 +141,7 @@ def main() -> None:
                 concurrency=concurrency,
             )
             wall = time.perf_counter() - started
+            cpu = time.process_time() - cpu_started
             per_session = Counter(
                 s.session_id
                 for s in sessions
@@ -159,7 +164,8 @@ def main() -> None:
                 f"wall {wall:7.2f} s, ideal {ideal:7.2f} s, overhead {(wall - ideal) / ideal:6.2%}"
                 f" (best schedule {best:7.2f} s, overhead {(wall - best) / best:6.2%}); "
                 f"per call: model round trip {model_s / len(steps) * 1000:6.1f} ms, "
-                f"engine {engine_s / len(steps) * 1000:5.1f} ms"
+                f"engine {engine_s / len(steps) * 1000:5.1f} ms, "
+                f"harness CPU {cpu / calls * 1000:5.2f} ms"
             )
         endpoint.terminate()
         engine.close()
