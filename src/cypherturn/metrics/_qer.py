@@ -189,13 +189,17 @@ def qer_tier_table(
         is_name / ras_name: strategy names of IS and RAS in the logs.
 
     Returns:
-        The rows, sorted by dataset, tier, model.
+        The rows, sorted by dataset, tier (easy, medium, hard, then others
+        alphabetically), model.
 
     Raises:
         ConfigError: a curve's budget is below ``n``.
     """
     rows = []
-    keys = sorted({(c.dataset, c.tier, c.model) for c in curves})
+    keys = sorted(
+        {(c.dataset, c.tier, c.model) for c in curves},
+        key=lambda k: (k[0], _TIER_ORDER.get(k[1], len(_TIER_ORDER)), k[1], k[2]),
+    )
     for dataset, tier, model in keys:
         is_curve = _find(curves, is_name, dataset, tier, model)
         ras_curve = _find(curves, ras_name, dataset, tier, model)
@@ -245,6 +249,10 @@ def qer_dataset_table(tier_rows: Sequence[QerTierRow]) -> list[QerDatasetRow]:
             )
         )
     return out
+
+
+_TIER_ORDER = {"easy": 0, "medium": 1, "hard": 2}
+"""RAS §3.2's complexity tiers in increasing order (metrics does not depend on experiments)."""
 
 
 def qer_scaling(
