@@ -92,3 +92,29 @@ def test_tools_constrain_the_reply_to_one_valid_call(default_model: GGUFChatMode
         assert json.loads(response.text)["name"] == call.name
         calls += 1
     assert calls > 0
+
+
+def test_tool_wire_format_without_a_model() -> None:
+    from cypherturn.models import ToolCall, ToolSpec
+    from cypherturn.models._gguf import _constrained_call, _wire, tool_call_schema
+
+    tool = ToolSpec(name="EXECUTE_CYPHER", parameters={"type": "object", "properties": {}})
+    call = ToolCall(id="c1", name="EXECUTE_CYPHER", arguments='{"query": "RETURN 1"}')
+    wired = _wire(
+        [
+            ChatMessage(role="system", content="Answer."),
+            ChatMessage(role="assistant", content="", tool_calls=[call]),
+            ChatMessage(role="tool", content="1 row", tool_call_id="c1"),
+        ],
+        [tool],
+    )
+    assert wired[0]["role"] == "system" and '"name": "EXECUTE_CYPHER"' in wired[0]["content"]
+    assert json.loads(wired[1]["content"]) == {
+        "name": "EXECUTE_CYPHER",
+        "arguments": {"query": "RETURN 1"},
+    }
+    assert wired[2] == {"role": "user", "content": "1 row"}
+    assert tool_call_schema([tool])["anyOf"][0]["properties"]["name"] == {"const": "EXECUTE_CYPHER"}
+    assert _constrained_call('{"name": "EXECUTE_CYPHER", "arguments": {"query": "RETURN') == []
+    (parsed,) = _constrained_call('{"name": "INSPECT_SCHEMA", "arguments": {}}')
+    assert (parsed.name, parsed.arguments) == ("INSPECT_SCHEMA", "{}")

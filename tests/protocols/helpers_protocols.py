@@ -54,6 +54,7 @@ def play(
     variant: Variant = Variant.BASE,
     sim_replies: list[str] | None = None,
     action_format: ActionFormat = ActionFormat.TEXT,
+    prior: Sequence[TurnOutcome] = (),
 ) -> Played:
     model = ReplayChatModel(replies)
     prompts = load_prompts()
@@ -81,4 +82,4 @@ def play(
             prompts["simulator_system"],
         ),
     )
-    return Played(play_session(session, env), model, steps)
+    return Played(play_session(session, env, prior), model, steps)

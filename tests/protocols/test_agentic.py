@@ -127,3 +127,32 @@ def test_guided_refuses_variants() -> None:
         ProtocolSettings(protocol=ProtocolName.GUIDED, variant=Variant.PERSISTENT_SCHEMA)
     with pytest.raises(ValueError, match="fixed budget"):
         ProtocolSettings(protocol=ProtocolName.GUIDED, budget_multiplier=5)
+
+
+@pytest.mark.parametrize("cut", [1, 2, 3])
+def test_resuming_from_finished_turns_plays_as_if_never_interrupted(
+    session: Session, heroes: GraphEngine, cut: int
+) -> None:
+    # Agentic-PS, two schema probes (rejection rotation), a cliff at the end
+    replies = [act("INSPECT_SCHEMA"), act("ASK_USER", "Which schema labels exist?")]
+    replies += [act("SUBMIT_ANSWER", Q1), act("ASK_USER", "What is a node label here?")]
+    replies += [act("SUBMIT_ANSWER", Q2)] + [act("EXECUTE_CYPHER", Q1)] * 7
+    whole = play(session, heroes, replies, protocol=AGENTIC, m=3, variant=Variant.PERSISTENT_SCHEMA)
+    assert [o.end for o in whole.outcomes][-1] is TurnEnd.CLIFF
+    used = sum(len(o.steps) for o in whole.outcomes[:cut])
+    resumed = play(
+        session,
+        heroes,
+        replies[used:],
+        protocol=AGENTIC,
+        m=3,
+        variant=Variant.PERSISTENT_SCHEMA,
+        prior=whole.outcomes[:cut],
+    )
+    later = whole.outcomes[cut:]
+    assert [(o.turn, o.end, o.predicted_cypher, o.budget_remaining) for o in resumed.outcomes] == [
+        (o.turn, o.end, o.predicted_cypher, o.budget_remaining) for o in later
+    ]
+    assert [s.observation for s in resumed.steps] == [s.observation for o in later for s in o.steps]
+    calls_before = sum(len(o.steps) for o in whole.outcomes[:cut])
+    assert resumed.model.calls == whole.model.calls[calls_before:]

@@ -102,7 +102,9 @@ def test_bench_run_plays_imported_official_sessions(cli: typer.Typer, tmp_path: 
     release = Path(__file__).parents[1] / "sessions" / "official"
     imported = tmp_path / "official.jsonl"
     source = release / "data" / "scenarios" / "tiny_sessions.json"
-    done = runner.invoke(cli, ["bench", "import", str(source), "--out", str(imported), "--no-check"])
+    done = runner.invoke(
+        cli, ["bench", "import", str(source), "--out", str(imported), "--no-check"]
+    )
     assert done.exit_code == 0, done.output
     graph = open_engine(None, official_graph_name("tiny"))
     graph.drop()

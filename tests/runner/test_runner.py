@@ -15,10 +15,18 @@ from cypherturn.errors import ConfigError
 from cypherturn.graph import GraphEngine
 from cypherturn.metrics import RECORDS_FILE, Action, ProtocolName, TurnRecord, read_jsonl
 from cypherturn.models import ChatMessage, ChatResponse, OpenAIChatModel, ReplayChatModel
-from cypherturn.protocols import PromptSet, ProtocolSettings, RetryPolicy, load_prompts
+from cypherturn.protocols import (
+    ActionFormat,
+    PromptSet,
+    ProtocolSettings,
+    RetryPolicy,
+    load_prompts,
+)
 from cypherturn.runner import (
+    CONFIG_FILE,
     INFRA_FILE,
     PROMPTS_FILE,
+    RunConfig,
     SessionFinished,
     SessionStarted,
     SessionStatus,
@@ -148,6 +156,36 @@ def test_resume_after_crash_mid_session(heroes: GraphEngine, tmp_path: Path) -> 
     assert stored == load_prompts()
 
 
+def test_a_kill_before_an_interrupted_session_restarts_keeps_its_turns(
+    heroes: GraphEngine, tmp_path: Path
+) -> None:
+    sessions = _sessions(heroes, 1)
+    out = tmp_path / "run"
+    crashing = CrashingModel([SUBMIT] * 4, crash_at=3)
+    with pytest.raises(KeyboardInterrupt):
+        run_benchmark(
+            sessions, model=crashing, engines=_engines(heroes), settings=GUIDED, out_dir=out
+        )
+
+    def killed(world: str) -> GraphEngine:
+        raise KeyboardInterrupt  # the run dies after reading the logs, before playing
+
+    with pytest.raises(KeyboardInterrupt):
+        run_benchmark(
+            sessions,
+            model=ReplayChatModel([], spec="replay:crash"),
+            engines=killed,
+            settings=GUIDED,
+            out_dir=out,
+        )
+    model = ReplayChatModel([SUBMIT] * 2, spec="replay:crash")
+    summary = run_benchmark(
+        sessions, model=model, engines=_engines(heroes), settings=GUIDED, out_dir=out
+    )
+    assert summary.turns_kept == 2 and len(model.calls) == 2
+    assert not list((out / "sessions").glob("*.new"))
+
+
 def test_agentic_resume_restores_budget_and_history(heroes: GraphEngine, tmp_path: Path) -> None:
     sessions = _sessions(heroes, 1)
     out = tmp_path / "run"
@@ -176,6 +214,41 @@ def test_agentic_resume_restores_budget_and_history(heroes: GraphEngine, tmp_pat
     assert any(
         isinstance(e, StepLogged) and e.step.action is Action.INSPECT_SCHEMA for e in aborted
     )
+
+
+# Recorded by the release before action formats existed (text-format runs):
+# the prompt v1 digest and the digest of this configuration.
+PREVIOUS_PROMPT_DIGEST = "9a29a1e9479f41ba"
+PREVIOUS_CONFIG = (
+    '{"schema_version":1,"run_id":"run","model":"replay:old","sim_model":null,"settings":'
+    '{"protocol":"guided","budget_multiplier":3,"variant":"base","temperature":0.0,'
+    '"max_tokens":512,"seed":null},"prompt_version":1,"prompt_digest":"9a29a1e9479f41ba"}'
+)
+PREVIOUS_CONFIG_DIGEST = "c32ecfca01c48e79"
+
+
+def test_runs_written_before_action_formats_still_resume(
+    heroes: GraphEngine, tmp_path: Path
+) -> None:
+    assert load_prompts().digest(ActionFormat.TEXT) == PREVIOUS_PROMPT_DIGEST
+    assert RunConfig.model_validate_json(PREVIOUS_CONFIG).digest() == PREVIOUS_CONFIG_DIGEST
+    sessions = _sessions(heroes, 2)
+    out = tmp_path / "run"
+    first = ReplayChatModel([SUBMIT] * 8, spec="replay:old")
+    run_benchmark(sessions, model=first, engines=_engines(heroes), settings=GUIDED, out_dir=out)
+    (out / CONFIG_FILE).write_text(PREVIOUS_CONFIG, encoding="utf-8")
+    started = read_log(log_path(out, "heroes-1"))[0]
+    assert isinstance(started, SessionStarted)
+    assert started.config_digest == PREVIOUS_CONFIG_DIGEST
+
+    again = run_benchmark(
+        sessions,
+        model=ReplayChatModel([], spec="replay:old"),
+        engines=_engines(heroes),
+        settings=GUIDED,
+        out_dir=out,
+    )
+    assert (again.resumed, again.played, again.turns) == (2, 0, 8)
 
 
 def test_changed_config_is_refused(heroes: GraphEngine, tmp_path: Path) -> None:

@@ -163,6 +163,13 @@ def tool_call_schema(tools: Sequence[ToolSpec]) -> dict[str, Any]:
     llama.cpp turns it into a grammar, so a constrained completion is always a
     well-formed call to an offered tool (how a GGUF model gets tool calling
     without a template that supports it).
+
+    Args:
+        tools: the offered tools.
+
+    Returns:
+        An ``anyOf`` schema with one object branch per tool (``name`` fixed by
+        ``const``, ``arguments`` the tool's parameter schema).
     """
     return {
         "anyOf": [

@@ -45,8 +45,15 @@ LOCAL_API_KEY = "not-needed"
 
 
 def _wire(message: ChatMessage) -> dict[str, Any]:
-    """A message in the chat-completions request layout."""
-    out: dict[str, Any] = {"role": message.role, "content": message.content}
+    """A message in the chat-completions request layout.
+
+    An assistant message that only calls tools is sent with ``content: null``,
+    which strict servers require next to ``tool_calls``.
+    """
+    content: str | None = message.content
+    if message.tool_calls and not content:
+        content = None
+    out: dict[str, Any] = {"role": message.role, "content": content}
     if message.tool_calls:
         out["tool_calls"] = [
             {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
@@ -59,7 +66,7 @@ def _wire(message: ChatMessage) -> dict[str, Any]:
 
 def _tool_calls(message: Any) -> list[ToolCall]:
     calls: list[ToolCall] = []
-    for raw in getattr(message, "tool_calls", None) or []:
+    for number, raw in enumerate(getattr(message, "tool_calls", None) or []):
         function = getattr(raw, "function", None)
         name = getattr(function, "name", None)
         if not isinstance(name, str):
@@ -67,7 +74,8 @@ def _tool_calls(message: Any) -> list[ToolCall]:
         arguments = getattr(function, "arguments", None)
         calls.append(
             ToolCall(
-                id=str(getattr(raw, "id", "") or ""),
+                # the id must be echoed by the tool message; some servers omit it
+                id=str(getattr(raw, "id", "") or f"call_{number}"),
                 name=name,
                 arguments=arguments if isinstance(arguments, str) else "",
             )

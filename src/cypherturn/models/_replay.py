@@ -75,7 +75,7 @@ class ReplayChatModel:
 
     Token counts are approximations, not a tokenizer's: the prompt counts
     ``ceil(len(content) / 4) + 4`` per message, the completion
-    ``ceil(len(text) / 4)``. They grow with the context as real counts do, which
+    ``ceil(len(text) / 4)`` (tool calls count their name and arguments as text). They grow with the context as real counts do, which
     is what the strategies' context-growth records need. ``temperature`` and
     ``seed`` are recorded but do not change what is replayed.
 
@@ -117,7 +117,8 @@ class ReplayChatModel:
 
         A ``.jsonl`` file holds one response per line; any other file holds one
         JSON list. Each response is a string or an object with a ``"text"`` string
-        (so logged :class:`ChatResponse` records replay as they are).
+        and/or a ``"tool_calls"`` list (so logged :class:`ChatResponse` records
+        replay as they are).
 
         Args:
             path: the file.
@@ -127,7 +128,7 @@ class ReplayChatModel:
 
         Raises:
             ConfigError: the file is missing, is not valid JSON, or holds an
-                item that is neither a string nor an object with a ``"text"`` string.
+                item that is neither a string nor such an object.
         """
         file = Path(path).expanduser()
         try:
@@ -198,7 +199,9 @@ class ReplayChatModel:
             text, tool_calls = self._responses[self._next]
             self._next += 1
         prompt_tokens = sum(
-            approximate_tokens(m.content) + MESSAGE_OVERHEAD_TOKENS for m in messages
+            approximate_tokens(m.content + "".join(c.name + c.arguments for c in m.tool_calls))
+            + MESSAGE_OVERHEAD_TOKENS
+            for m in messages
         )
         return ChatResponse(
             text=text,

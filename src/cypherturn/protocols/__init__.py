@@ -106,8 +106,6 @@ def play_session(
 
     Raises:
         DatasetError: ``prior`` is not the session's first turns in order.
-
-    Raises:
         ModelUnavailableError | ModelResponseError | EngineConnectionError: infrastructure failures.
     """
     if len(prior) > len(session.turns) or any(o.turn != i for i, o in enumerate(prior, start=1)):

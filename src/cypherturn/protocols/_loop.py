@@ -3,9 +3,10 @@
 One step = one model call, one parsed action, one observation; every step costs
 one unit, an unparseable reply included. With native tool calling the action is
 the reply's first tool call and the observation goes back as the ``tool``
-message answering it; a reply without a tool call is read as text. SUBMIT_ANSWER ends the loop (only the
-first counts); when the units run out first, the prediction falls back to the
-last EXECUTE_CYPHER payload of the turn, or ``None``.
+message answering it; a reply without a tool call is read as text.
+SUBMIT_ANSWER ends the loop (only the first counts); when the units run out
+first, the prediction falls back to the last EXECUTE_CYPHER payload of the
+turn, or ``None``.
 """
 
 from __future__ import annotations

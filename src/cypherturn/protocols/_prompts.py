@@ -50,10 +50,22 @@ class PromptSet(BaseModel):
     def __getitem__(self, name: str) -> str:
         return self.texts[name]
 
-    def digest(self) -> str:
-        """SHA-256 over the names and texts, in name order (hex, 16 characters)."""
+    def digest(self, action_format: ActionFormat | None = None) -> str:
+        """SHA-256 over the names and texts, in name order (hex, 16 characters).
+
+        Args:
+            action_format: hash only the action prompt this format uses (``actions``
+                for text, ``actions_tools`` for tools); ``None`` hashes every text.
+                A text-format run's digest is thus the one recorded before
+                ``actions_tools`` existed, and such runs still resume.
+        """
+        unused = {
+            None: "",
+            ActionFormat.TEXT: "actions_tools",
+            ActionFormat.TOOLS: "actions",
+        }[action_format]
         h = hashlib.sha256()
-        for name in sorted(self.texts):
+        for name in sorted(n for n in self.texts if n != unused):
             h.update(name.encode())
             h.update(b"\0")
             h.update(self.texts[name].encode())

@@ -146,7 +146,7 @@ def plot_qer_scaling(report: Report, path: Path) -> Path | None:
         ax.grid(alpha=0.3)
         ax.legend()
     # two short lines: one panel (a single dataset) is too narrow for one long title
-    fig.suptitle("Query execution error rate vs inference scale\n(mean ± σ over runs)")
+    fig.suptitle("Query execution error rate vs inference scale\n(mean ± \u03c3 over runs)")
     return _save(fig, path)
 
 

@@ -5,15 +5,15 @@ Layout of a run directory::
     RUN_DIR/bench_config.json     the run configuration (refused if it changes on resume)
     RUN_DIR/prompts.json          the prompt texts the run used (their digest is in the config)
     RUN_DIR/sessions/<id>.jsonl   one action log per session (see cypherturn.runner._log)
-    RUN_DIR/aborted/<id>.<n>.jsonl  logs of sessions a killed run left unfinished
+    RUN_DIR/aborted/<id>.<n>.jsonl  copies of logs of sessions a killed run left unfinished
     RUN_DIR/records.jsonl         the scorer's TurnRecords of every completed session
     RUN_DIR/infra_failures.json   sessions lost to infrastructure failures, unscored
 
 Resume: a session whose log ends with ``session_end: completed`` under the same
 configuration is read back, never replayed. A session killed mid-way, or lost to
 an infrastructure failure, continues from its first unfinished turn: the turns
-its log finished are kept, the old log is moved to ``aborted/`` and a new one
-starts with copies of the kept turns' events.
+its log finished are kept, the old log is copied to ``aborted/`` and atomically
+replaced by a new one that starts with the kept turns' events.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ import fnmatch
 import hashlib
 import json
 import re
+import shutil
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -35,7 +36,13 @@ from cypherturn.errors import ConfigError, DatasetError
 from cypherturn.graph import GraphEngine, GraphSchema
 from cypherturn.metrics import RECORDS_FILE, TurnRecord, write_jsonl
 from cypherturn.models import ChatModel
-from cypherturn.protocols import PromptSet, ProtocolSettings, RetryPolicy, load_prompts
+from cypherturn.protocols import (
+    ActionFormat,
+    PromptSet,
+    ProtocolSettings,
+    RetryPolicy,
+    load_prompts,
+)
 from cypherturn.runner._log import (
     SessionFinished,
     SessionStarted,
@@ -89,8 +96,17 @@ class RunConfig(BaseModel):
     prompt_digest: str
 
     def digest(self) -> str:
-        """SHA-256 of the configuration's JSON (hex, 16 characters)."""
-        return hashlib.sha256(self.model_dump_json().encode()).hexdigest()[:16]
+        """SHA-256 of the configuration's JSON (hex, 16 characters).
+
+        ``settings.action_format`` is left out when it is ``text``, the only format
+        before it became a setting, so logs written then still match.
+        """
+        exclude = (
+            {"settings": {"action_format"}}
+            if self.settings.action_format is ActionFormat.TEXT
+            else None
+        )
+        return hashlib.sha256(self.model_dump_json(exclude=exclude).encode()).hexdigest()[:16]
 
 
 class InfraFailure(BaseModel):
@@ -223,13 +239,14 @@ def _logged(
     return result, []
 
 
-def _set_aside(path: Path, out_dir: Path) -> None:
+def _copy_aside(path: Path, out_dir: Path) -> None:
+    """Keep a copy of an interrupted log; the original stays until its replacement is on disk."""
     aborted = out_dir / "aborted"
     aborted.mkdir(parents=True, exist_ok=True)
     n = 1
     while (target := aborted / f"{path.stem}.{n}.jsonl").exists():
         n += 1
-    path.rename(target)
+    shutil.copy2(path, target)
 
 
 def collect_records(out_dir: Path, sessions: Sequence[Session]) -> list[SessionResult]:
@@ -283,7 +300,8 @@ def run_benchmark(
         retry: retry policy for transient endpoint failures.
         on_session: called (from a worker thread, serialised) after each session,
             resumed ones included.
-        on_turn: called (from a worker thread) with each turn's record as it is played.
+        on_turn: called from the worker threads, not serialised, with each turn's
+            record as it is played (not for turns kept from an interrupted log).
 
     Returns:
         The :class:`RunSummary`; ``records.jsonl`` and ``infra_failures.json`` are written.
@@ -306,7 +324,7 @@ def run_benchmark(
         sim_model=sim_model.spec if sim_model is not None else None,
         settings=settings,
         prompt_version=prompts.version,
-        prompt_digest=prompts.digest(),
+        prompt_digest=prompts.digest(settings.action_format),
     )
     _check_config(out_dir, config)
     (out_dir / PROMPTS_FILE).write_text(prompts.model_dump_json(indent=2), encoding="utf-8")
@@ -329,7 +347,7 @@ def run_benchmark(
             report(done)
             continue
         if path.exists():
-            _set_aside(path, out_dir)
+            _copy_aside(path, out_dir)
         kept[session.session_id] = finished
         pending.append(session)
 
@@ -357,12 +375,19 @@ def run_benchmark(
             on_turn=on_turn,
         )
 
-    # with several workers, longest sessions first: the tail where workers idle
-    # while one long session finishes shrinks; one worker keeps benchmark order
-    # (a replay model's responses follow it); records are written in benchmark order
+    # with several workers: interrupted sessions first, then most turns left first,
+    # which shrinks the tail where workers idle while one long session finishes;
+    # one worker keeps benchmark order (a replay model's responses follow it);
+    # records are written in benchmark order either way
     order = pending
     if concurrency > 1:
-        order = sorted(pending, key=lambda s: len(s.turns), reverse=True)
+        order = sorted(
+            pending,
+            key=lambda s: (
+                not kept[s.session_id],
+                -(len(s.turns) - len(kept[s.session_id])),
+            ),
+        )
     with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="cypherturn-run") as pool:
         futures = [pool.submit(play, s) for s in order]
         for future in as_completed(futures):

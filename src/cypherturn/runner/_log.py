@@ -14,6 +14,7 @@ are set aside with the old log and the turn is played again.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
@@ -123,17 +124,30 @@ _EVENT: TypeAdapter[SessionStarted | StepLogged | TurnFinished | SessionFinished
 class SessionLog:
     """Appends events to one session's log file: every line flushed, turn boundaries fsynced.
 
+    The file is replaced atomically: ``first`` is written to a temporary file
+    beside it, forced to disk and renamed over ``path``, so at every instant the
+    path holds either the old log or a new one that already has ``first`` (a
+    resumed session's kept turns are never lost by a kill at the wrong moment).
+
     Args:
         path: the log file; replaced when it exists.
+        first: the events the new log starts with (``session_start`` and, on
+            resume, the kept turns' events).
 
     Raises:
-        DatasetError: the file cannot be opened.
+        DatasetError: the file cannot be written.
     """
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, first: Sequence[BaseModel] = ()) -> None:
+        staging = path.with_name(path.name + ".new")
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            self._fh = path.open("w", encoding="utf-8")
+            self._fh = staging.open("w", encoding="utf-8")
+            self._fh.writelines(event.model_dump_json() + "\n" for event in first)
+            self._fh.flush()
+            os.fsync(self._fh.fileno())
+            os.replace(staging, path)
+            _sync_dir(path.parent)
         except OSError as e:
             raise DatasetError(f"cannot write session log {path}: {e}") from e
         self.path = path
@@ -157,6 +171,15 @@ class SessionLog:
         self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         self.close()
+
+
+def _sync_dir(folder: Path) -> None:
+    """Force a rename in ``folder`` to disk (directories are fsynced through a read-only fd)."""
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def read_log(path: Path) -> list[SessionStarted | StepLogged | TurnFinished | SessionFinished]:

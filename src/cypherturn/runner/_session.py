@@ -9,6 +9,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pydantic import BaseModel
+
 from cypherturn.agent import ActionExecutor, ActionStep, TurnEnd, UserSimulator, tool_definitions
 from cypherturn.errors import EngineConnectionError, ModelError
 from cypherturn.graph import GraphEngine, GraphSchema
@@ -185,7 +187,16 @@ def run_session(
         if settings.protocol is ProtocolName.GUIDED
         else session_budget(len(session.turns), settings.budget_multiplier)
     )
-    log = SessionLog(log_path) if log_path is not None else None
+    started = SessionStarted(
+        session_id=session.session_id,
+        config_digest=config_digest,
+        session_digest=session_digest(session),
+        turns=len(session.turns),
+        budget=budget,
+        resumed_turns=len(resume),
+    )
+    kept: list[BaseModel] = [e for steps, finished in resume for e in (*steps, finished)]
+    log = SessionLog(log_path, first=[started, *kept]) if log_path is not None else None
     records: list[TurnRecord] = []
 
     def emit(event: SessionStarted | StepLogged | TurnFinished | SessionFinished) -> None:
@@ -200,21 +211,8 @@ def run_session(
             on_turn(record)
 
     try:
-        emit(
-            SessionStarted(
-                session_id=session.session_id,
-                config_digest=config_digest,
-                session_digest=session_digest(session),
-                turns=len(session.turns),
-                budget=budget,
-                resumed_turns=len(resume),
-            )
-        )
         prior: list[TurnOutcome] = []
         for step_events, finished in resume:
-            for event in step_events:
-                emit(event)
-            emit(finished)
             records.append(finished.record)
             prior.append(
                 TurnOutcome(
