@@ -130,7 +130,7 @@ def test_first_attempt_is_identical_for_is_and_ras(engine: GraphEngine) -> None:
 
     assert is_model.calls == ras_model.calls == single_model.calls
     assert is_model.settings == ras_model.settings == single_model.settings
-    assert is_model.settings[0] == {"temperature": 0.9, "max_tokens": 200, "seed": 7}
+    assert is_model.settings[0] == {"temperature": 0.9, "max_tokens": 200, "seed": 7, "tools": []}
     expected = load_prompts().initial_context(QUESTION, SCHEMA_TEXT)
     assert is_model.calls[0] == expected
 

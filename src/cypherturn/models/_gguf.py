@@ -218,9 +218,13 @@ def _wire(messages: list[ChatMessage], tools: Sequence[ToolSpec] | None) -> list
 
 
 def _constrained_call(text: str) -> list[ToolCall]:
-    """The call a grammar-constrained completion holds ([] when it was cut short)."""
+    """The call a grammar-constrained completion holds ([] when it was cut short).
+
+    llama.cpp's JSON grammar lets raw control characters (newlines) into strings,
+    which strict JSON forbids; they are accepted here.
+    """
     try:
-        value = json.loads(text)
+        value = json.loads(text, strict=False)
     except json.JSONDecodeError:
         return []
     if not isinstance(value, dict) or not isinstance(value.get("name"), str):
