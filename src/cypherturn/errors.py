@@ -15,6 +15,7 @@ from enum import StrEnum
 
 __all__ = [
     "ConfigError",
+    "ContextLengthError",
     "CypherParseError",
     "CypherSyntaxError",
     "CypherTurnError",
@@ -171,3 +172,11 @@ class ModelUnavailableError(ModelError):
 
 class ModelResponseError(ModelError):
     """The model's endpoint answered, but not with a usable completion."""
+
+
+class ContextLengthError(ModelResponseError):
+    """The prompt does not fit the model's context window.
+
+    A limit of the model, not of the infrastructure: the action loop ends the
+    turn (``TurnEnd.CONTEXT_OVERFLOW``) instead of failing the session.
+    """

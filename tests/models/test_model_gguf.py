@@ -7,7 +7,7 @@ import json
 import pytest
 
 from cypherturn.agent import tool_definitions
-from cypherturn.errors import ModelResponseError
+from cypherturn.errors import ContextLengthError
 from cypherturn.models import ChatMessage, GGUFChatModel, default_model_path, load_model
 
 SCHEMA = """Node properties:
@@ -64,11 +64,11 @@ def test_model_is_loaded_once_per_path(default_model: GGUFChatModel) -> None:
     assert other.load() == load_s
 
 
-def test_prompt_longer_than_the_context_is_a_response_error() -> None:
+def test_prompt_longer_than_the_context_is_a_context_length_error() -> None:
     model = GGUFChatModel(default_model_path(), n_ctx=64)
     long = [ChatMessage(role="user", content="MATCH (n) RETURN n " * 60)]
 
-    with pytest.raises(ModelResponseError, match="exceed context window"):
+    with pytest.raises(ContextLengthError, match="exceed context window"):
         model.chat(long, max_tokens=8)
 
 

@@ -18,7 +18,12 @@ from typing import Any
 
 import pytest
 
-from cypherturn.errors import ConfigError, ModelResponseError, ModelUnavailableError
+from cypherturn.errors import (
+    ConfigError,
+    ContextLengthError,
+    ModelResponseError,
+    ModelUnavailableError,
+)
 from cypherturn.models import ChatMessage, OpenAIChatModel, ToolCall, ToolSpec, load_model
 
 
@@ -310,3 +315,18 @@ def test_server_without_tool_support_is_a_response_error(server: ChatServer) -> 
     tool = ToolSpec(name="INSPECT_SCHEMA")
     with pytest.raises(ModelResponseError, match=r"HTTP 400.*tool choice"):
         model.chat(MESSAGES, tools=[tool])
+
+
+def test_a_prompt_over_the_context_window_is_a_context_length_error(server: ChatServer) -> None:
+    vllm = (
+        "This model's maximum context length is 4096 tokens. However, you requested "
+        "4200 tokens (4100 in the messages, 100 in the completion)."
+    )
+    server.script = [Reply(400, error_body(vllm, "BadRequestError"))]
+    model = OpenAIChatModel("test-model", base_url=server.base_url)
+    with pytest.raises(ContextLengthError, match="context window"):
+        model.chat(MESSAGES)
+    server.script = [Reply(400, error_body("temperature must be at most 2", "invalid_request"))]
+    with pytest.raises(ModelResponseError) as refused:
+        model.chat(MESSAGES)
+    assert not isinstance(refused.value, ContextLengthError)

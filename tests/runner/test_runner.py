@@ -11,7 +11,7 @@ from mock_endpoint import Script, serve
 from protocol_world import WORLD, make_session
 
 from cypherturn.agent import TurnEnd
-from cypherturn.errors import ConfigError
+from cypherturn.errors import ConfigError, ContextLengthError
 from cypherturn.graph import GraphEngine
 from cypherturn.metrics import RECORDS_FILE, Action, ProtocolName, TurnRecord, read_jsonl
 from cypherturn.models import ChatMessage, ChatResponse, OpenAIChatModel, ReplayChatModel
@@ -249,6 +249,39 @@ def test_runs_written_before_action_formats_still_resume(
         out_dir=out,
     )
     assert (again.resumed, again.played, again.turns) == (2, 0, 8)
+
+
+class OverflowingModel(ReplayChatModel):
+    """Replays, but refuses any context of more than ``limit`` messages, as a full window would."""
+
+    def __init__(self, responses: Sequence[str], limit: int) -> None:
+        super().__init__(responses, spec="replay:small-window")
+        self.limit = limit
+
+    def chat(self, messages: list[ChatMessage], **kwargs: object) -> ChatResponse:
+        if len(messages) > self.limit:
+            raise ContextLengthError("Requested tokens (4145) exceed context window of 4096")
+        return super().chat(messages, **kwargs)  # type: ignore[arg-type]
+
+
+def test_a_context_overflow_ends_the_turn_not_the_session(
+    heroes: GraphEngine, tmp_path: Path
+) -> None:
+    # each turn's context holds 2 messages plus 2 per step: the 2nd step of a turn overflows
+    model = OverflowingModel([EXECUTE, EXECUTE, SUBMIT, SUBMIT, SUBMIT], limit=3)
+    result = run_session(
+        make_session(heroes),
+        model=model,
+        engine=heroes,
+        settings=AGENTIC3,
+        log_path=tmp_path / "s.jsonl",
+    )
+    assert result.status is SessionStatus.COMPLETED
+    ends = [e.end for e in read_log(tmp_path / "s.jsonl") if isinstance(e, TurnFinished)]
+    assert ends == [TurnEnd.CONTEXT_OVERFLOW, TurnEnd.CONTEXT_OVERFLOW] + [TurnEnd.SUBMITTED] * 2
+    assert [r.predicted_cypher for r in result.records] == [Q] * 4  # fallback: last executed
+    # B = 12; the refused calls cost nothing: 1 + 1 + 1 + 1 units
+    assert [r.budget_remaining for r in result.records] == [11, 10, 9, 8]
 
 
 def test_changed_config_is_refused(heroes: GraphEngine, tmp_path: Path) -> None:

@@ -24,6 +24,9 @@ class TurnEnd(StrEnum):
     """Agentic: the shared budget reached zero during the turn (fallback rule)."""
     CLIFF = "cliff"
     """Agentic: the budget was already zero when the turn began; no prediction."""
+    CONTEXT_OVERFLOW = "context_overflow"
+    """The turn's context outgrew the model's window before SUBMIT (fallback rule);
+    the failed call costs no unit."""
     INFRA_ERROR = "infra_error"
     """The model endpoint or the engine failed persistently; the session is unscored."""
 

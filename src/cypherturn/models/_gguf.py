@@ -14,7 +14,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cypherturn.errors import ConfigError, ModelResponseError, ModelUnavailableError
+from cypherturn.errors import (
+    ConfigError,
+    ContextLengthError,
+    ModelResponseError,
+    ModelUnavailableError,
+)
 from cypherturn.models._base import (
     DEFAULT_TEMPERATURE,
     ChatMessage,
@@ -322,8 +327,8 @@ class GGUFChatModel:
 
         Raises:
             ModelUnavailableError: llama.cpp cannot load the file.
-            ModelResponseError: the prompt does not fit the context window, or
-                llama.cpp returned no completion.
+            ContextLengthError: the prompt does not fit the context window.
+            ModelResponseError: llama.cpp returned no completion.
         """
         loaded = _load(self._path, self._n_ctx, self._extra_buffer_types)
         payload = _wire(messages, tools)
@@ -341,6 +346,8 @@ class GGUFChatModel:
                     **extra,
                 )
             except ValueError as e:
+                if "context window" in str(e):
+                    raise ContextLengthError(f"{self._spec}: {e}") from e
                 raise ModelResponseError(f"{self._spec}: {e}") from e
         latency = time.perf_counter() - started
         try:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -12,7 +13,12 @@ from typing import Any
 import openai
 from openai.types.chat import ChatCompletion
 
-from cypherturn.errors import ConfigError, ModelResponseError, ModelUnavailableError
+from cypherturn.errors import (
+    ConfigError,
+    ContextLengthError,
+    ModelResponseError,
+    ModelUnavailableError,
+)
 from cypherturn.models._base import (
     DEFAULT_TEMPERATURE,
     ChatMessage,
@@ -42,6 +48,14 @@ DEFAULT_MAX_RETRIES = 2
 
 LOCAL_API_KEY = "not-needed"
 """Key sent when a base URL is set but no key is: local servers accept any key, the SDK insists on one."""
+
+
+_CONTEXT_LENGTH = re.compile(
+    r"context length|context window|maximum context|too many tokens|prompt is too long"
+    r"|context_length_exceeded",
+    re.IGNORECASE,
+)
+"""How OpenAI, vLLM, llama.cpp server and LM Studio word a prompt longer than the model's window."""
 
 
 def _wire(message: ChatMessage) -> dict[str, Any]:
@@ -224,6 +238,11 @@ class OpenAIChatModel:
                 raise ModelUnavailableError(
                     f"{self.spec}: {self.base_url} failed with HTTP {e.status_code} after "
                     f"{self._max_retries} retries: {e.message}"
+                ) from e
+            if e.status_code == 400 and _CONTEXT_LENGTH.search(str(e.message)):
+                raise ContextLengthError(
+                    f"{self.spec}: the prompt does not fit the model's context window "
+                    f"({self.base_url}, HTTP 400): {e.message}"
                 ) from e
             raise ModelResponseError(
                 f"{self.spec}: {self.base_url} refused the request (HTTP {e.status_code}): "

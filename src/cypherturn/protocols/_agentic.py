@@ -14,7 +14,7 @@ from cypherturn.errors import ConfigError
 from cypherturn.metrics import Action
 from cypherturn.models import ChatMessage
 from cypherturn.protocols._env import SessionEnv
-from cypherturn.protocols._loop import run_action_loop
+from cypherturn.protocols._loop import run_action_loop, turn_end
 from cypherturn.protocols._prompts import PromptSet, action_prompt, fill
 from cypherturn.protocols._settings import ProtocolSettings, TurnOutcome, Variant
 from cypherturn.sessions import Session, Turn
@@ -183,7 +183,7 @@ def play_agentic(
         outcome = TurnOutcome(
             turn=turn.turn_index,
             predicted_cypher=result.prediction,
-            end=TurnEnd.SUBMITTED if result.submitted is not None else TurnEnd.BUDGET_EXHAUSTED,
+            end=turn_end(result, TurnEnd.BUDGET_EXHAUSTED),
             steps=result.steps,
             budget_remaining=remaining,
             latency_s=time.perf_counter() - started,

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from cypherturn.agent import TurnEnd, render_rows, render_schema
 from cypherturn.models import ChatMessage
 from cypherturn.protocols._env import SessionEnv
-from cypherturn.protocols._loop import AskHandler, run_action_loop
+from cypherturn.protocols._loop import AskHandler, run_action_loop, turn_end
 from cypherturn.protocols._prompts import action_prompt, fill
 from cypherturn.protocols._settings import GUIDED_ACTIONS, TurnOutcome
 from cypherturn.sessions import ChainMode, Phenomenon, Session, Turn
@@ -133,7 +133,7 @@ def play_guided(
         outcome = TurnOutcome(
             turn=turn.turn_index,
             predicted_cypher=result.prediction,
-            end=TurnEnd.SUBMITTED if result.submitted is not None else TurnEnd.ACTION_CAP,
+            end=turn_end(result, TurnEnd.ACTION_CAP),
             steps=result.steps,
             budget_remaining=GUIDED_ACTIONS - len(result.steps),
             latency_s=time.perf_counter() - started,

@@ -22,11 +22,12 @@ from cypherturn.agent import (
     ActionExecutor,
     ActionStep,
     ParseFailure,
+    TurnEnd,
     parse_action,
     parse_tool_call,
     split_reasoning,
 )
-from cypherturn.errors import ModelUnavailableError
+from cypherturn.errors import ContextLengthError, ModelUnavailableError
 from cypherturn.metrics import Action
 from cypherturn.models import ChatMessage, ChatModel, ChatResponse, ToolCall, ToolSpec
 
@@ -38,6 +39,7 @@ __all__ = [
     "RetryPolicy",
     "StepSink",
     "run_action_loop",
+    "turn_end",
 ]
 
 logger = logging.getLogger(__name__)
@@ -137,16 +139,27 @@ class LoopResult:
         submitted: the SUBMIT_ANSWER payload, when the model submitted.
         last_executed: the last EXECUTE_CYPHER payload of the turn.
         steps: the steps taken.
+        overflow: the context outgrew the model's window; the turn ended there.
     """
 
     submitted: str | None = None
     last_executed: str | None = None
     steps: list[ActionStep] = field(default_factory=list)
+    overflow: str | None = None
 
     @property
     def prediction(self) -> str | None:
         """SUBMIT payload, else the last executed query, else ``None`` (App. D.5 fallback)."""
         return self.submitted if self.submitted is not None else self.last_executed
+
+
+def turn_end(result: LoopResult, out_of_actions: TurnEnd) -> TurnEnd:
+    """Why a turn stopped: SUBMIT, a context overflow, else the protocol's out-of-actions reason."""
+    if result.submitted is not None:
+        return TurnEnd.SUBMITTED
+    if result.overflow is not None:
+        return TurnEnd.CONTEXT_OVERFLOW
+    return out_of_actions
 
 
 def _reasoning_share(response: ChatResponse, reasoning: str) -> int:
@@ -214,7 +227,8 @@ def run_action_loop(
         on_schema: called with the INSPECT_SCHEMA text (Agentic-PS keeps it).
 
     Returns:
-        The :class:`LoopResult`.
+        The :class:`LoopResult`; a context that outgrows the model's window ends
+        the turn early (``overflow`` set, no unit charged for the failed call).
 
     Raises:
         ModelUnavailableError | ModelResponseError: the model failed persistently.
@@ -223,7 +237,14 @@ def run_action_loop(
     result = LoopResult()
     asks = 0
     for index in range(1, max_actions + 1):
-        response = call(messages)
+        try:
+            response = call(messages)
+        except ContextLengthError as e:
+            # the model cannot take another action with this context; later turns
+            # start from a fresh one, so only this turn ends
+            logger.info("turn %d: %s", turn, e)
+            result.overflow = str(e)
+            break
         answer, reasoning = split_reasoning(response.text)
         parsed, tool_call, note = _read_action(response, call.tools is not None)
         reasoning_tokens = _reasoning_share(response, reasoning)
