@@ -160,3 +160,31 @@ def test_load_official_graph_files_then_refuse_a_bad_combination(
     assert [cell.strip() for cell in row.strip("│").split("│")][:2] == ["8", "9"]
     code, _, err = run_cli(capsys, *args)
     assert code == 1 and "--cypher-script needs --schema and --name" in err
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ["bench", "run", "b.jsonl", "--out", "r", "--budget", "0"],
+            "Invalid value for '--budget'",
+        ),
+        (["bench", "run", "b.jsonl", "--out", "r", "--bogus"], "No such option: --bogus"),
+        (["qer", "run", "--out", "q", "--runs", "0"], "Invalid value for '--runs'"),
+        (["ask", "q", "--temperature", "hot"], "Invalid value for '--temperature'"),
+    ],
+)
+def test_bad_option_values_are_usage_errors_exit_2_without_traceback(
+    args: list[str], message: str, cypherturn_home: Path
+) -> None:
+    env = {**os.environ, "CYPHERTURN_HOME": str(cypherturn_home)}
+    done = subprocess.run(
+        [sys.executable, "-m", "cypherturn", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert message in done.stderr
+    assert "Traceback" not in done.stderr + done.stdout

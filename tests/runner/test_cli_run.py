@@ -128,3 +128,24 @@ def test_bench_run_plays_imported_official_sessions(cli: typer.Typer, tmp_path: 
     ran = runner.invoke(cli, [*args, "--out", str(tmp_path / "b"), "--release", str(release)])
     assert ran.exit_code == 0, ran.output
     assert "2/2 sessions completed" in ran.output and "EX 1.000 over" in ran.output
+
+
+def test_bench_run_exits_1_when_sessions_are_lost(cli: typer.Typer, tmp_path: Path) -> None:
+    runner = CliRunner()
+    bench = tmp_path / "bench.jsonl"
+    built = runner.invoke(
+        cli, ["bench", "build", "--worlds", "magic_academy", "-n", "1", "--out", str(bench)]
+    )
+    assert built.exit_code == 0, built.output
+    (session,) = read_sessions(bench)
+    first = json.dumps({"action": "SUBMIT_ANSWER", "input": session.turns[0].gold_cypher})
+    replies = tmp_path / "short.jsonl"
+    replies.write_text(json.dumps(first), encoding="utf-8")  # one reply: exhausted at turn 2
+    out = tmp_path / "run"
+    args = ["bench", "run", str(bench), "--out", str(out), "--model", f"replay:{replies}"]
+    lost = runner.invoke(cli, [*args, "--release", str(tmp_path)])
+    assert lost.exit_code == 1, lost.output
+    assert "--release is ignored" in lost.output
+    assert "1 sessions lost to infrastructure failures" in lost.output
+    kept = json.loads((out / "infra_failures.json").read_text(encoding="utf-8"))
+    assert [f["session_id"] for f in kept] == [session.session_id]

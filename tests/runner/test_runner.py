@@ -289,11 +289,11 @@ def test_changed_config_is_refused(heroes: GraphEngine, tmp_path: Path) -> None:
     out = tmp_path / "run"
     model = ReplayChatModel([SUBMIT] * 4, spec="replay:a")
     run_benchmark(sessions, model=model, engines=_engines(heroes), settings=GUIDED, out_dir=out)
-    with pytest.raises(ConfigError, match="changed: settings"):
+    with pytest.raises(ConfigError, match=r"changed: settings\.protocol 'guided' -> 'agentic'"):
         run_benchmark(
             sessions, model=model, engines=_engines(heroes), settings=AGENTIC3, out_dir=out
         )
-    with pytest.raises(ConfigError, match="changed: model"):
+    with pytest.raises(ConfigError, match="changed: model 'replay:a' -> 'replay:b'"):
         run_benchmark(
             sessions,
             model=ReplayChatModel([], spec="replay:b"),

@@ -53,14 +53,15 @@ def main() -> None:
         raise SystemExit(130) from None
     except typer.Exit as exc:
         raise SystemExit(exc.exit_code) from None
-    except Exception as exc:  # click usage errors arrive here in non-standalone mode
-        import click
-
-        if isinstance(exc, click.exceptions.ClickException):
-            exc.show()
-            raise SystemExit(exc.exit_code) from None
-        if isinstance(exc, click.exceptions.Abort):
-            raise SystemExit(1) from None
-        raise
+    except typer.Abort:
+        raise SystemExit(1) from None
+    except typer.TyperException as exc:
+        # usage errors (bad option values, unknown options) in non-standalone mode;
+        # typer bundles its own click, so `click.ClickException` does not match them
+        show = getattr(exc, "show", None)
+        if show is None:
+            raise
+        show()
+        raise SystemExit(getattr(exc, "exit_code", 2)) from None
     if isinstance(code, int) and code:
         raise SystemExit(code)

@@ -437,13 +437,19 @@ def run_command(
     """Play the benchmark under a protocol, one action log per session; a killed run resumes.
 
     Resume is per turn: finished sessions are kept, an interrupted session continues
-    from its first unfinished turn.
+    from its first unfinished turn. Exits 1 when sessions were lost to infrastructure
+    failures (their finished turns are kept for the next run).
     """
     from cypherturn import api
     from cypherturn.metrics import TurnRecord, TurnScore
     from cypherturn.runner import SessionResult, SessionStatus, select_sessions
 
     chosen = select_sessions(read_sessions(benchmark), sessions)
+    if release is not None and not any(s.source == "official" for s in chosen):
+        console.print(
+            "[yellow]--release is ignored: the selected sessions are generated ones, "
+            "not imported from the official release[/]"
+        )
     totals = {"turns": 0, "ex": 0, "tokens": 0, "failed": 0}
     columns = (
         TextColumn("{task.description}"),
@@ -510,12 +516,14 @@ def run_command(
         f"{summary.wall_s:.1f} s → {out}",
         highlight=False,
     )
-    if summary.infra_failures:
-        console.print(
-            f"[yellow]{len(summary.infra_failures)} sessions lost to infrastructure failures "
-            f"(unscored, listed in {out / 'infra_failures.json'}); rerun the same command to retry them[/]"
-        )
     if totals["turns"]:
         console.print(f"EX {totals['ex'] / totals['turns']:.3f} over {totals['turns']} valid turns")
     if score and summary.turns:
         console.print(f"scored: cypherturn report {out}")
+    if summary.infra_failures:
+        console.print(
+            f"[yellow]{len(summary.infra_failures)} sessions lost to infrastructure failures "
+            f"(unscored, listed in {out / 'infra_failures.json'}); rerun the same command to "
+            "retry them from their last finished turn[/]"
+        )
+        raise typer.Exit(1)

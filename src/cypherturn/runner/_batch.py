@@ -187,6 +187,20 @@ def select_sessions(sessions: Sequence[Session], selector: str | None) -> list[S
     return chosen
 
 
+def _differences(
+    old: dict[str, object], new: dict[str, object], prefix: str = ""
+) -> list[tuple[str, object, object]]:
+    """``(dotted key, old value, new value)`` of every leaf that differs."""
+    found: list[tuple[str, object, object]] = []
+    for key in sorted(set(old) | set(new)):
+        a, b = old.get(key), new.get(key)
+        if isinstance(a, dict) and isinstance(b, dict):
+            found.extend(_differences(a, b, f"{prefix}{key}."))
+        elif a != b:
+            found.append((f"{prefix}{key}", a, b))
+    return found
+
+
 def _check_config(out_dir: Path, config: RunConfig) -> None:
     path = out_dir / CONFIG_FILE
     if path.exists():
@@ -196,7 +210,10 @@ def _check_config(out_dir: Path, config: RunConfig) -> None:
             raise ConfigError(f"{path} is not a cypherturn run configuration: {e}") from e
         if stored != config:
             old, new = stored.model_dump(mode="json"), config.model_dump(mode="json")
-            changed = sorted(k for k in new if old.get(k) != new[k])
+            changed = [
+                f"{key} {old_value!r} -> {new_value!r}"
+                for key, old_value, new_value in _differences(old, new)
+            ]
             raise ConfigError(
                 f"{out_dir} holds a run with a different configuration (changed: "
                 f"{', '.join(changed)}); use the same options to resume, or a new --out"
