@@ -15,8 +15,9 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
+from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from cypherturn import runner
 from cypherturn.errors import ConfigError, DatasetError
@@ -42,6 +43,8 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
+
+_E = TypeVar("_E", bound=Enum)
 
 DEFAULT_GRAPH = "pole"
 """The graph `ask` uses when none is named: the public Crime (POLE) dataset."""
@@ -279,6 +282,15 @@ def _official_graph(engine: GraphEngine, world: str, release_root: Path | None) 
         )
 
 
+def _choice(kind: type[_E], value: str, what: str) -> _E:
+    """``kind(value)``, or a ConfigError naming the option and its choices."""
+    try:
+        return kind(value)
+    except ValueError:
+        choices = ", ".join(str(member.value) for member in kind)
+        raise ConfigError(f"unknown {what} {value!r}; choose from {choices}") from None
+
+
 def _protocol_settings(
     protocol: str,
     budget: int | None,
@@ -288,16 +300,9 @@ def _protocol_settings(
     max_tokens: int,
     action_format: str,
 ) -> ProtocolSettings:
-    try:
-        chosen = ProtocolName(protocol)
-        chosen_variant = Variant(variant)
-        chosen_format = ActionFormat(action_format)
-    except ValueError as e:
-        raise ConfigError(
-            f"{e}; protocols: {', '.join(p.value for p in ProtocolName)}; "
-            f"variants: {', '.join(v.value for v in Variant)}; "
-            f"action formats: {', '.join(f.value for f in ActionFormat)}"
-        ) from e
+    chosen = _choice(ProtocolName, protocol, "protocol")
+    chosen_variant = _choice(Variant, variant, "variant")
+    chosen_format = _choice(ActionFormat, action_format, "action format")
     if budget is None:
         budget = 10 if chosen_variant is Variant.BUDGET_ENCOURAGING else GUIDED_ACTIONS
     try:

@@ -93,8 +93,12 @@ def test_bench_run_with_native_tool_calls(cli: typer.Typer, tmp_path: Path) -> N
     config = json.loads((out / "bench_config.json").read_text(encoding="utf-8"))
     assert config["settings"]["action_format"] == "tools"
 
+    nonsense = runner.invoke(cli, [*args, "--protocol", "nonsense", "--out", str(tmp_path / "y")])
+    assert "unknown protocol 'nonsense'; choose from guided, agentic" in str(nonsense.exception)
     bad = runner.invoke(cli, [*args, "--action-format", "xml", "--out", str(tmp_path / "x")])
-    assert bad.exit_code != 0 and "action formats: text, tools" in str(bad.exception)
+    assert bad.exit_code != 0 and "unknown action format 'xml'; choose from text, tools" in str(
+        bad.exception
+    )
 
 
 def test_bench_run_plays_imported_official_sessions(cli: typer.Typer, tmp_path: Path) -> None:
