@@ -46,7 +46,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from cypherturn.errors import ConfigError, DatasetError
 from cypherturn.experiments._questions import TIERS, Question, QuestionSet, select_questions
 from cypherturn.graph import GraphEngine, render_schema_prompt
-from cypherturn.metrics import ATTEMPTS_FILE, QerEpisode, episode_from_strategy_result
+from cypherturn.metrics import (
+    ATTEMPTS_FILE,
+    QerEpisode,
+    config_changes,
+    episode_from_strategy_result,
+)
 from cypherturn.models import ChatModel
 from cypherturn.strategies import (
     PROMPT_VERSION,
@@ -279,11 +284,7 @@ def _check_manifest(out_dir: Path, config: QerRunConfig) -> None:
     except ValidationError as e:
         raise DatasetError(f"{path}: not a valid QER configuration: {e.errors()[0]['msg']}") from e
     if stored != config:
-        changed = [
-            f"{name} {getattr(stored, name)!r} -> {getattr(config, name)!r}"
-            for name in QerRunConfig.model_fields
-            if getattr(stored, name) != getattr(config, name)
-        ]
+        changed = config_changes(stored, config)
         raise ConfigError(
             f"{out_dir} was started with another configuration ({'; '.join(changed)}); "
             "rerun with the same options to resume, or use a new --out"

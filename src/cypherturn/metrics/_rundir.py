@@ -37,6 +37,7 @@ __all__ = [
     "RECORDS_FILE",
     "SCORES_FILE",
     "RunData",
+    "config_changes",
     "read_jsonl",
     "read_run",
     "score_run",
@@ -51,6 +52,40 @@ SCORES_FILE = "scores.jsonl"
 ATTEMPTS_FILE = "attempts.jsonl"
 
 M = TypeVar("M", bound=BaseModel)
+
+
+def config_changes(stored: BaseModel, requested: BaseModel) -> list[str]:
+    """What differs between a run directory's stored configuration and the one asked for.
+
+    Used to refuse resuming a run under other settings with a message naming them.
+
+    Args:
+        stored: the configuration the run directory was started with.
+        requested: the configuration of the resuming command (same model class).
+
+    Returns:
+        ``"<dotted key> <old>!r -> <new>!r"`` per differing leaf of the JSON dumps
+        (nested objects are compared key by key), in key order; empty when equal.
+    """
+    return [
+        f"{key} {old!r} -> {new!r}"
+        for key, old, new in _leaf_differences(
+            stored.model_dump(mode="json"), requested.model_dump(mode="json")
+        )
+    ]
+
+
+def _leaf_differences(
+    old: dict[str, object], new: dict[str, object], prefix: str = ""
+) -> list[tuple[str, object, object]]:
+    found: list[tuple[str, object, object]] = []
+    for key in sorted(set(old) | set(new)):
+        a, b = old.get(key), new.get(key)
+        if isinstance(a, dict) and isinstance(b, dict):
+            found.extend(_leaf_differences(a, b, f"{prefix}{key}."))
+        elif a != b:
+            found.append((f"{prefix}{key}", a, b))
+    return found
 
 
 def read_jsonl(path: Path, model: type[M]) -> Iterator[M]:

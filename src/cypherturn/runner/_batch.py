@@ -34,7 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from cypherturn.errors import ConfigError, DatasetError
 from cypherturn.graph import GraphEngine, GraphSchema
-from cypherturn.metrics import RECORDS_FILE, TurnRecord, write_jsonl
+from cypherturn.metrics import RECORDS_FILE, TurnRecord, config_changes, write_jsonl
 from cypherturn.models import ChatModel
 from cypherturn.protocols import (
     ActionFormat,
@@ -187,20 +187,6 @@ def select_sessions(sessions: Sequence[Session], selector: str | None) -> list[S
     return chosen
 
 
-def _differences(
-    old: dict[str, object], new: dict[str, object], prefix: str = ""
-) -> list[tuple[str, object, object]]:
-    """``(dotted key, old value, new value)`` of every leaf that differs."""
-    found: list[tuple[str, object, object]] = []
-    for key in sorted(set(old) | set(new)):
-        a, b = old.get(key), new.get(key)
-        if isinstance(a, dict) and isinstance(b, dict):
-            found.extend(_differences(a, b, f"{prefix}{key}."))
-        elif a != b:
-            found.append((f"{prefix}{key}", a, b))
-    return found
-
-
 def _check_config(out_dir: Path, config: RunConfig) -> None:
     path = out_dir / CONFIG_FILE
     if path.exists():
@@ -209,11 +195,7 @@ def _check_config(out_dir: Path, config: RunConfig) -> None:
         except (OSError, ValidationError) as e:
             raise ConfigError(f"{path} is not a cypherturn run configuration: {e}") from e
         if stored != config:
-            old, new = stored.model_dump(mode="json"), config.model_dump(mode="json")
-            changed = [
-                f"{key} {old_value!r} -> {new_value!r}"
-                for key, old_value, new_value in _differences(old, new)
-            ]
+            changed = config_changes(stored, config)
             raise ConfigError(
                 f"{out_dir} holds a run with a different configuration (changed: "
                 f"{', '.join(changed)}); use the same options to resume, or a new --out"
