@@ -28,7 +28,6 @@ import json
 import multiprocessing
 import tempfile
 import time
-from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -145,21 +144,18 @@ def main() -> None:
             )
             wall = time.perf_counter() - started
             cpu = time.process_time() - cpu_started
-            per_session = Counter(
-                s.session_id
+            steps_of = {
+                s.session_id: [
+                    e.step
+                    for e in read_log(log_path(out, s.session_id))
+                    if isinstance(e, StepLogged)
+                ]
                 for s in sessions
-                for e in read_log(log_path(out, s.session_id))
-                if isinstance(e, StepLogged)
-            )
-            calls = sum(per_session.values())
+            }
+            steps = [step for logged in steps_of.values() for step in logged]
+            calls = len(steps)
             ideal = calls * args.latency / concurrency
-            best = _makespan(list(per_session.values()), args.latency, concurrency)
-            steps = [
-                e.step
-                for s in sessions
-                for e in read_log(log_path(out, s.session_id))
-                if isinstance(e, StepLogged)
-            ]
+            best = _makespan([len(v) for v in steps_of.values()], args.latency, concurrency)
             model_s = sum(st.model_latency_s for st in steps)
             engine_s = sum(st.execution_latency_s for st in steps)
             print(

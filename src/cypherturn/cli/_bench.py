@@ -472,10 +472,11 @@ def run_command(
             totals["failed"] += int(result.status is SessionStatus.INFRA_FAILURE)
             totals["tokens"] += sum(r.output_tokens for r in result.records)
             progress.update(task, advance=1)
-            # turns read back from logs (finished or kept) count as done too; a
-            # failed session's played turns stay counted (they are kept for resume)
-            read_back = len(result.records) - played[result.session_id]
-            progress.update(turns, advance=max(0, read_back))
+            # a completed session's turns read back from logs (finished earlier or kept
+            # from an interrupted run) count as done too; a failed session has no
+            # records, and the turns it played stay counted (they are kept for resume)
+            if result.status is SessionStatus.COMPLETED:
+                progress.update(turns, advance=len(result.records) - played[result.session_id])
 
         def tally(scores: list[TurnScore]) -> None:
             valid = [s for s in scores if s.valid]
