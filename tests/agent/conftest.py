@@ -1,18 +1,7 @@
-"""Fixtures of the agent tests: the heroes graph on the real engine."""
+"""Fixtures of the agent tests: the heroes graph on the real engine (tests/agent/protocol_world.py)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from protocol_world import heroes, session
 
-import pytest
-from protocol_world import load_heroes
-
-from cypherturn.graph import GraphEngine
-
-
-@pytest.fixture
-def heroes(make_engine: Callable[..., GraphEngine]) -> GraphEngine:
-    """An engine on a fresh graph holding the heroes world."""
-    engine = make_engine("heroes")
-    load_heroes(engine)
-    return engine
+__all__ = ["heroes", "session"]

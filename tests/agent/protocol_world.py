@@ -1,10 +1,15 @@
 """A tiny hand-built graph and sessions over it, shared by tests/agent, tests/protocols, tests/runner.
 
 Heroes belong to guilds; 25 recruits make results long enough to exercise the
-10-row (guided history) and 20-row (current turn) truncations.
+10-row (guided history) and 20-row (current turn) truncations. The ``heroes``
+and ``session`` fixtures are defined here once and imported by those conftests.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
 
 from cypherturn.graph import GraphEngine
 from cypherturn.sessions import (
@@ -99,3 +104,17 @@ def make_session(engine: GraphEngine, session_id: str = "heroes-1") -> Session:
         ),
     ]
     return Session(session_id=session_id, world=WORLD, persona=Persona.JOURNALIST, turns=turns)
+
+
+@pytest.fixture
+def heroes(make_engine: Callable[..., GraphEngine]) -> GraphEngine:
+    """An engine on a fresh graph holding the heroes world."""
+    engine = make_engine("heroes")
+    load_heroes(engine)
+    return engine
+
+
+@pytest.fixture
+def session(heroes: GraphEngine) -> Session:
+    """The 4-turn heroes session, gold results computed on the engine."""
+    return make_session(heroes)

@@ -113,6 +113,17 @@ def test_load_then_ask_on_a_synthetic_world(
     assert code == 0 and "1 rows" in out
 
 
+def _cypherturn(args: list[str], home: Path) -> subprocess.CompletedProcess[str]:
+    """Run the installed command line in a child process, as a user would."""
+    return subprocess.run(
+        [sys.executable, "-m", "cypherturn", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "CYPHERTURN_HOME": str(home)},
+        timeout=120,
+    )
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
@@ -129,14 +140,7 @@ def test_load_then_ask_on_a_synthetic_world(
 def test_bad_input_is_a_clear_message_and_exit_1_without_traceback(
     args: list[str], message: str, cypherturn_home: Path
 ) -> None:
-    env = {**os.environ, "CYPHERTURN_HOME": str(cypherturn_home)}
-    done = subprocess.run(
-        [sys.executable, "-m", "cypherturn", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-    )
+    done = _cypherturn(args, cypherturn_home)
     assert done.returncode == 1, done.stdout + done.stderr
     assert message in done.stderr
     assert "Traceback" not in done.stderr + done.stdout
@@ -177,14 +181,7 @@ def test_load_official_graph_files_then_refuse_a_bad_combination(
 def test_bad_option_values_are_usage_errors_exit_2_without_traceback(
     args: list[str], message: str, cypherturn_home: Path
 ) -> None:
-    env = {**os.environ, "CYPHERTURN_HOME": str(cypherturn_home)}
-    done = subprocess.run(
-        [sys.executable, "-m", "cypherturn", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-    )
+    done = _cypherturn(args, cypherturn_home)
     assert done.returncode == 2, done.stdout + done.stderr
     assert message in done.stderr
     assert "Traceback" not in done.stderr + done.stdout

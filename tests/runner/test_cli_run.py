@@ -15,7 +15,7 @@ from cypherturn.cli._bench import bench_app
 from cypherturn.errors import ConfigError
 from cypherturn.graph import EmbeddedFalkorDB, open_engine
 from cypherturn.metrics import SCORES_FILE, TurnScore, read_jsonl
-from cypherturn.sessions import read_sessions
+from cypherturn.sessions import Session, Turn, read_sessions
 
 
 @pytest.fixture
@@ -29,26 +29,36 @@ def cli(embedded_server: EmbeddedFalkorDB) -> Iterator[typer.Typer]:
         engine.close()
 
 
-def test_bench_run_scores_and_resumes(cli: typer.Typer, tmp_path: Path) -> None:
-    runner = CliRunner()
+def _build(cli: typer.Typer, tmp_path: Path, sessions: int) -> tuple[Path, list[Session]]:
+    """A magic_academy benchmark of ``sessions`` sessions built by ``bench build``."""
     bench = tmp_path / "bench.jsonl"
-    built = runner.invoke(
-        cli, ["bench", "build", "--worlds", "magic_academy", "-n", "2", "--out", str(bench)]
+    built = CliRunner().invoke(
+        cli,
+        ["bench", "build", "--worlds", "magic_academy", "-n", str(sessions), "--out", str(bench)],
     )
     assert built.exit_code == 0, built.output
-    sessions = read_sessions(bench)
+    return bench, read_sessions(bench)
+
+
+def _gold_replies(path: Path, turns: list[Turn], *, tools: bool = False) -> str:
+    """A replay file submitting each turn's gold query at once; returns its model spec."""
+    if tools:
+        calls = [{"name": "SUBMIT_ANSWER", "arguments": {"query": t.gold_cypher}} for t in turns]
+        lines = [json.dumps({"tool_calls": [call]}) for call in calls]
+    else:
+        actions = [{"action": "SUBMIT_ANSWER", "input": t.gold_cypher} for t in turns]
+        lines = [json.dumps(json.dumps(action)) for action in actions]
+    path.write_text("\n".join(lines), encoding="utf-8")
+    return f"replay:{path}"
+
+
+def test_bench_run_scores_and_resumes(cli: typer.Typer, tmp_path: Path) -> None:
+    runner = CliRunner()
+    bench, sessions = _build(cli, tmp_path, 2)
     # a model that submits the gold query at once: every turn must score EX = 1
-    replies = tmp_path / "replies.jsonl"
-    replies.write_text(
-        "\n".join(
-            json.dumps(json.dumps({"action": "SUBMIT_ANSWER", "input": t.gold_cypher}))
-            for s in sessions
-            for t in s.turns
-        ),
-        encoding="utf-8",
-    )
+    model = _gold_replies(tmp_path / "replies.jsonl", [t for s in sessions for t in s.turns])
     out = tmp_path / "run"
-    args = ["bench", "run", str(bench), "--out", str(out), "--model", f"replay:{replies}"]
+    args = ["bench", "run", str(bench), "--out", str(out), "--model", model]
     first = runner.invoke(cli, [*args, "--protocol", "agentic", "--budget", "3"])
     assert first.exit_code == 0, first.output
     assert "2/2 sessions completed (2 played, 0 resumed," in first.output
@@ -69,24 +79,10 @@ def test_bench_run_scores_and_resumes(cli: typer.Typer, tmp_path: Path) -> None:
 
 def test_bench_run_with_native_tool_calls(cli: typer.Typer, tmp_path: Path) -> None:
     runner = CliRunner()
-    bench = tmp_path / "bench.jsonl"
-    built = runner.invoke(
-        cli, ["bench", "build", "--worlds", "magic_academy", "-n", "1", "--out", str(bench)]
-    )
-    assert built.exit_code == 0, built.output
-    (session,) = read_sessions(bench)
-    replies = tmp_path / "calls.jsonl"
-    replies.write_text(
-        "\n".join(
-            json.dumps(
-                {"tool_calls": [{"name": "SUBMIT_ANSWER", "arguments": {"query": t.gold_cypher}}]}
-            )
-            for t in session.turns
-        ),
-        encoding="utf-8",
-    )
+    bench, (session,) = _build(cli, tmp_path, 1)
+    model = _gold_replies(tmp_path / "calls.jsonl", session.turns, tools=True)
     out = tmp_path / "run"
-    args = ["bench", "run", str(bench), "--out", str(out), "--model", f"replay:{replies}"]
+    args = ["bench", "run", str(bench), "--out", str(out), "--model", model]
     result = runner.invoke(cli, [*args, "--action-format", "tools"])
     assert result.exit_code == 0, result.output
     assert "EX 1.000 over" in result.output
@@ -113,17 +109,9 @@ def test_bench_run_plays_imported_official_sessions(cli: typer.Typer, tmp_path: 
     graph = open_engine(None, official_graph_name("tiny"))
     graph.drop()
     graph.close()
-    sessions = read_sessions(imported)
-    replies = tmp_path / "replies.jsonl"
-    replies.write_text(
-        "\n".join(
-            json.dumps(json.dumps({"action": "SUBMIT_ANSWER", "input": t.gold_cypher}))
-            for s in sessions
-            for t in s.turns
-        ),
-        encoding="utf-8",
-    )
-    args = ["bench", "run", str(imported), "--model", f"replay:{replies}"]
+    turns = [t for s in read_sessions(imported) for t in s.turns]
+    model = _gold_replies(tmp_path / "replies.jsonl", turns)
+    args = ["bench", "run", str(imported), "--model", model]
 
     unloaded = runner.invoke(cli, [*args, "--out", str(tmp_path / "a")])
     assert isinstance(unloaded.exception, ConfigError)
@@ -136,17 +124,11 @@ def test_bench_run_plays_imported_official_sessions(cli: typer.Typer, tmp_path: 
 
 def test_bench_run_exits_1_when_sessions_are_lost(cli: typer.Typer, tmp_path: Path) -> None:
     runner = CliRunner()
-    bench = tmp_path / "bench.jsonl"
-    built = runner.invoke(
-        cli, ["bench", "build", "--worlds", "magic_academy", "-n", "1", "--out", str(bench)]
-    )
-    assert built.exit_code == 0, built.output
-    (session,) = read_sessions(bench)
-    first = json.dumps({"action": "SUBMIT_ANSWER", "input": session.turns[0].gold_cypher})
-    replies = tmp_path / "short.jsonl"
-    replies.write_text(json.dumps(first), encoding="utf-8")  # one reply: exhausted at turn 2
+    bench, (session,) = _build(cli, tmp_path, 1)
+    # one reply: the replay is exhausted at turn 2
+    model = _gold_replies(tmp_path / "short.jsonl", session.turns[:1])
     out = tmp_path / "run"
-    args = ["bench", "run", str(bench), "--out", str(out), "--model", f"replay:{replies}"]
+    args = ["bench", "run", str(bench), "--out", str(out), "--model", model]
     lost = runner.invoke(cli, [*args, "--release", str(tmp_path)])
     assert lost.exit_code == 1, lost.output
     assert "--release is ignored" in lost.output

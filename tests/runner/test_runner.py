@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 from mock_endpoint import Script, serve
@@ -14,7 +15,13 @@ from cypherturn.agent import TurnEnd
 from cypherturn.errors import ConfigError, ContextLengthError
 from cypherturn.graph import GraphEngine
 from cypherturn.metrics import RECORDS_FILE, Action, ProtocolName, TurnRecord, read_jsonl
-from cypherturn.models import ChatMessage, ChatResponse, OpenAIChatModel, ReplayChatModel
+from cypherturn.models import (
+    ChatMessage,
+    ChatModel,
+    ChatResponse,
+    OpenAIChatModel,
+    ReplayChatModel,
+)
 from cypherturn.protocols import (
     ActionFormat,
     PromptSet,
@@ -27,6 +34,7 @@ from cypherturn.runner import (
     INFRA_FILE,
     PROMPTS_FILE,
     RunConfig,
+    RunSummary,
     SessionFinished,
     SessionStarted,
     SessionStatus,
@@ -71,6 +79,20 @@ def _engines(heroes: GraphEngine) -> object:
         return heroes
 
     return engine_for
+
+
+def _run(
+    heroes: GraphEngine,
+    sessions: list[Session],
+    model: ChatModel,
+    out: Path,
+    settings: ProtocolSettings,
+    **options: Any,
+) -> RunSummary:
+    """``run_benchmark`` of the heroes sessions into ``out``."""
+    return run_benchmark(
+        sessions, model=model, engines=_engines(heroes), settings=settings, out_dir=out, **options
+    )
 
 
 def test_run_session_logs_every_action(heroes: GraphEngine, tmp_path: Path) -> None:
@@ -119,9 +141,7 @@ def test_resume_after_crash_mid_session(heroes: GraphEngine, tmp_path: Path) -> 
     # session 1 completes (4 calls), session 2 dies on its 3rd call
     crashing = CrashingModel([SUBMIT] * 20, crash_at=7)
     with pytest.raises(KeyboardInterrupt):
-        run_benchmark(
-            sessions, model=crashing, engines=_engines(heroes), settings=GUIDED, out_dir=out
-        )
+        _run(heroes, sessions, crashing, out, GUIDED)
     partial = read_log(log_path(out, "heroes-2"))
     assert len([e for e in partial if isinstance(e, TurnFinished)]) == 2
     # a torn line left by a kill mid-write is tolerated
@@ -129,9 +149,7 @@ def test_resume_after_crash_mid_session(heroes: GraphEngine, tmp_path: Path) -> 
         fh.write('{"schema_version": 1, "event": "st')
 
     model = ReplayChatModel([SUBMIT] * 6, spec="replay:crash")
-    summary = run_benchmark(
-        sessions, model=model, engines=_engines(heroes), settings=GUIDED, out_dir=out
-    )
+    summary = _run(heroes, sessions, model, out, GUIDED)
     assert (summary.resumed, summary.played, summary.completed) == (1, 2, 3)
     # session 1 is read back; session 2 resumes at turn 3; session 3 is played whole
     assert len(model.calls) == 2 + 4
@@ -144,13 +162,7 @@ def test_resume_after_crash_mid_session(heroes: GraphEngine, tmp_path: Path) -> 
     aborted = list((out / "aborted").glob("heroes-2.*.jsonl"))
     assert len(aborted) == 1 and len(read_log(aborted[0])) == len(partial)
 
-    again = run_benchmark(
-        sessions,
-        model=ReplayChatModel([], spec="replay:crash"),
-        engines=_engines(heroes),
-        settings=GUIDED,
-        out_dir=out,
-    )
+    again = _run(heroes, sessions, ReplayChatModel([], spec="replay:crash"), out, GUIDED)
     assert (again.resumed, again.played, again.turns) == (3, 0, 12)
     stored = PromptSet.model_validate_json((out / PROMPTS_FILE).read_text(encoding="utf-8"))
     assert stored == load_prompts()
@@ -163,9 +175,7 @@ def test_a_kill_before_an_interrupted_session_restarts_keeps_its_turns(
     out = tmp_path / "run"
     crashing = CrashingModel([SUBMIT] * 4, crash_at=3)
     with pytest.raises(KeyboardInterrupt):
-        run_benchmark(
-            sessions, model=crashing, engines=_engines(heroes), settings=GUIDED, out_dir=out
-        )
+        _run(heroes, sessions, crashing, out, GUIDED)
 
     def killed(world: str) -> GraphEngine:
         raise KeyboardInterrupt  # the run dies after reading the logs, before playing
@@ -179,9 +189,7 @@ def test_a_kill_before_an_interrupted_session_restarts_keeps_its_turns(
             out_dir=out,
         )
     model = ReplayChatModel([SUBMIT] * 2, spec="replay:crash")
-    summary = run_benchmark(
-        sessions, model=model, engines=_engines(heroes), settings=GUIDED, out_dir=out
-    )
+    summary = _run(heroes, sessions, model, out, GUIDED)
     assert summary.turns_kept == 2 and len(model.calls) == 2
     assert not list((out / "sessions").glob("*.new"))
 
@@ -193,13 +201,9 @@ def test_agentic_resume_restores_budget_and_history(heroes: GraphEngine, tmp_pat
     # turn 1: EXECUTE, EXECUTE, SUBMIT; turn 2: INSPECT, then the process dies
     crashing = CrashingModel([EXECUTE, EXECUTE, SUBMIT, inspect, SUBMIT], crash_at=5)
     with pytest.raises(KeyboardInterrupt):
-        run_benchmark(
-            sessions, model=crashing, engines=_engines(heroes), settings=AGENTIC3, out_dir=out
-        )
+        _run(heroes, sessions, crashing, out, AGENTIC3)
     model = ReplayChatModel([SUBMIT] * 3, spec="replay:crash")
-    summary = run_benchmark(
-        sessions, model=model, engines=_engines(heroes), settings=AGENTIC3, out_dir=out
-    )
+    summary = _run(heroes, sessions, model, out, AGENTIC3)
     assert summary.completed == 1 and summary.turns == 4
     assert len(model.calls) == 3  # turns 2-4; turn 1 kept, torn turn 2 played again
     first_context = model.calls[0][1].content
@@ -235,19 +239,13 @@ def test_runs_written_before_action_formats_still_resume(
     sessions = _sessions(heroes, 2)
     out = tmp_path / "run"
     first = ReplayChatModel([SUBMIT] * 8, spec="replay:old")
-    run_benchmark(sessions, model=first, engines=_engines(heroes), settings=GUIDED, out_dir=out)
+    _run(heroes, sessions, first, out, GUIDED)
     (out / CONFIG_FILE).write_text(PREVIOUS_CONFIG, encoding="utf-8")
     started = read_log(log_path(out, "heroes-1"))[0]
     assert isinstance(started, SessionStarted)
     assert started.config_digest == PREVIOUS_CONFIG_DIGEST
 
-    again = run_benchmark(
-        sessions,
-        model=ReplayChatModel([], spec="replay:old"),
-        engines=_engines(heroes),
-        settings=GUIDED,
-        out_dir=out,
-    )
+    again = _run(heroes, sessions, ReplayChatModel([], spec="replay:old"), out, GUIDED)
     assert (again.resumed, again.played, again.turns) == (2, 0, 8)
 
 
@@ -288,35 +286,22 @@ def test_changed_config_is_refused(heroes: GraphEngine, tmp_path: Path) -> None:
     sessions = _sessions(heroes, 1)
     out = tmp_path / "run"
     model = ReplayChatModel([SUBMIT] * 4, spec="replay:a")
-    run_benchmark(sessions, model=model, engines=_engines(heroes), settings=GUIDED, out_dir=out)
+    _run(heroes, sessions, model, out, GUIDED)
     with pytest.raises(ConfigError, match=r"changed: settings\.protocol 'guided' -> 'agentic'"):
-        run_benchmark(
-            sessions, model=model, engines=_engines(heroes), settings=AGENTIC3, out_dir=out
-        )
+        _run(heroes, sessions, model, out, AGENTIC3)
     with pytest.raises(ConfigError, match="changed: model 'replay:a' -> 'replay:b'"):
-        run_benchmark(
-            sessions,
-            model=ReplayChatModel([], spec="replay:b"),
-            engines=_engines(heroes),
-            settings=GUIDED,
-            out_dir=out,
-        )
+        _run(heroes, sessions, ReplayChatModel([], spec="replay:b"), out, GUIDED)
     edited = sessions[0].model_copy(update={"persona": Persona.STUDENT})
     with pytest.raises(ConfigError, match="changed since"):
-        run_benchmark([edited], model=model, engines=_engines(heroes), settings=GUIDED, out_dir=out)
+        _run(heroes, [edited], model, out, GUIDED)
 
 
 def test_endpoint_500s_then_success(heroes: GraphEngine, tmp_path: Path) -> None:
     script = Script([(500, "overloaded"), (503, "busy"), (200, SUBMIT)])
     with serve(script) as url:
         model = OpenAIChatModel("mock", base_url=url, max_retries=0)
-        summary = run_benchmark(
-            _sessions(heroes, 1),
-            model=model,
-            engines=_engines(heroes),
-            settings=GUIDED,
-            out_dir=tmp_path / "run",
-            retry=FAST_RETRY,
+        summary = _run(
+            heroes, _sessions(heroes, 1), model, tmp_path / "run", GUIDED, retry=FAST_RETRY
         )
     assert summary.completed == 1 and summary.infra_failures == []
     assert script.calls == 6  # 2 failures + 4 turns
@@ -329,14 +314,7 @@ def test_endpoint_failing_for_good_is_an_infra_failure(heroes: GraphEngine, tmp_
     script = Script([(200, SUBMIT)] * 4 + [(500, "down")])
     with serve(script) as url:
         model = OpenAIChatModel("mock", base_url=url, max_retries=0)
-        summary = run_benchmark(
-            sessions,
-            model=model,
-            engines=_engines(heroes),
-            settings=GUIDED,
-            out_dir=out,
-            retry=FAST_RETRY,
-        )
+        summary = _run(heroes, sessions, model, out, GUIDED, retry=FAST_RETRY)
     assert summary.completed == 1
     assert [f.session_id for f in summary.infra_failures] == ["heroes-2"]
     assert "HTTP 500" in summary.infra_failures[0].error
@@ -356,24 +334,10 @@ def test_an_infra_failure_resumes_after_its_last_finished_turn(
     script = Script([(200, SUBMIT)] * 2 + [(500, "down")])
     with serve(script) as url:
         model = OpenAIChatModel("mock", base_url=url, max_retries=0)
-        failed = run_benchmark(
-            sessions,
-            model=model,
-            engines=_engines(heroes),
-            settings=GUIDED,
-            out_dir=out,
-            retry=FAST_RETRY,
-        )
+        failed = _run(heroes, sessions, model, out, GUIDED, retry=FAST_RETRY)
     assert failed.completed == 0 and len(failed.infra_failures) == 1
     later = ReplayChatModel([SUBMIT] * 2, spec="openai:mock")
-    summary = run_benchmark(
-        sessions,
-        model=later,
-        engines=_engines(heroes),
-        settings=GUIDED,
-        out_dir=out,
-        retry=FAST_RETRY,
-    )
+    summary = _run(heroes, sessions, later, out, GUIDED, retry=FAST_RETRY)
     assert summary.completed == 1 and summary.turns_kept == 2 and summary.infra_failures == []
     assert len(later.calls) == 2  # turns 3 and 4 only
     records = list(read_jsonl(out / RECORDS_FILE, TurnRecord))
