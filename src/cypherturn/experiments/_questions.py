@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from cypherturn.errors import ConfigError, DatasetError, QueryError
 from cypherturn.graph import GraphEngine
+from cypherturn.metrics import TIERS, Tier
 
 __all__ = [
     "DATASETS",
@@ -40,11 +41,6 @@ __all__ = [
 QUESTION_SET_SCHEMA_VERSION: Literal[1] = 1
 """Layout version of question-set files."""
 
-Tier = Literal["easy", "medium", "hard"]
-"""A complexity tier (RAS §3.2)."""
-TIERS: tuple[Tier, ...] = ("easy", "medium", "hard")
-"""Complexity tiers (RAS §4.3, appendix A.2): entity retrieval and attribute filters;
-joins across entity types; cyclic or mutual multi-hop patterns and conditional aggregation."""
 
 DATASET_GRAPHS = {"healthcare": "healthcare", "crime": "pole", "fraud": "fraud"}
 """RAS dataset name -> cypherturn world (graph) it is asked of (Crime is the POLE graph)."""

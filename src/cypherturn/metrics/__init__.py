@@ -31,9 +31,11 @@ from cypherturn.metrics._execute import (
     split_provenance,
 )
 from cypherturn.metrics._qer import (
+    TIERS,
     QerCurve,
     QerDatasetRow,
     QerTierRow,
+    Tier,
     attempt_failure_rate,
     qer_curves,
     qer_dataset_table,
@@ -89,6 +91,7 @@ __all__ = [
     "RECORDS_FILE",
     "SCHEMA_VERSION",
     "SCORES_FILE",
+    "TIERS",
     "Action",
     "BreakdownCell",
     "ConfidenceInterval",
@@ -114,6 +117,7 @@ __all__ = [
     "SessionTotals",
     "SystemKey",
     "SystemSummary",
+    "Tier",
     "Tolerance",
     "TurnRecord",
     "TurnScore",

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
+from typing import Literal
 
 import numpy as np
 from pydantic import BaseModel
@@ -20,10 +21,19 @@ from pydantic import BaseModel
 from cypherturn.errors import ConfigError
 from cypherturn.metrics._records import QerEpisode
 
+Tier = Literal["easy", "medium", "hard"]
+"""A complexity tier (RAS §3.2)."""
+TIERS: tuple[Tier, ...] = ("easy", "medium", "hard")
+"""Complexity tiers in increasing order (RAS §4.3, appendix A.2): entity retrieval and
+attribute filters; joins across entity types; cyclic or mutual multi-hop patterns and
+conditional aggregation. QER tables list tiers in this order."""
+
 __all__ = [
+    "TIERS",
     "QerCurve",
     "QerDatasetRow",
     "QerTierRow",
+    "Tier",
     "attempt_failure_rate",
     "qer_curves",
     "qer_dataset_table",
@@ -198,7 +208,7 @@ def qer_tier_table(
     rows = []
     keys = sorted(
         {(c.dataset, c.tier, c.model) for c in curves},
-        key=lambda k: (k[0], _TIER_ORDER.get(k[1], len(_TIER_ORDER)), k[1], k[2]),
+        key=lambda k: (k[0], TIERS.index(k[1]) if k[1] in TIERS else len(TIERS), k[1], k[2]),
     )
     for dataset, tier, model in keys:
         is_curve = _find(curves, is_name, dataset, tier, model)
@@ -249,10 +259,6 @@ def qer_dataset_table(tier_rows: Sequence[QerTierRow]) -> list[QerDatasetRow]:
             )
         )
     return out
-
-
-_TIER_ORDER = {"easy": 0, "medium": 1, "hard": 2}
-"""RAS §3.2's complexity tiers in increasing order (metrics does not depend on experiments)."""
 
 
 def qer_scaling(
