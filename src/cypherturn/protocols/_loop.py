@@ -154,7 +154,16 @@ class LoopResult:
 
 
 def turn_end(result: LoopResult, out_of_actions: TurnEnd) -> TurnEnd:
-    """Why a turn stopped: SUBMIT, a context overflow, else the protocol's out-of-actions reason."""
+    """Why a turn stopped (CypherTurn App. D.5 termination and fallback rules).
+
+    Args:
+        result: the turn's action loop result.
+        out_of_actions: the protocol's reason when the units ran out without SUBMIT
+            (``ACTION_CAP`` in guided, ``BUDGET_EXHAUSTED`` in agentic).
+
+    Returns:
+        ``SUBMITTED``, ``CONTEXT_OVERFLOW``, or ``out_of_actions``.
+    """
     if result.submitted is not None:
         return TurnEnd.SUBMITTED
     if result.overflow is not None:
