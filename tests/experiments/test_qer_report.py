@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 import cypherturn.cli._commands  # noqa: F401 - registers the command groups
 from cypherturn.cli._app import app, console
 from cypherturn.errors import ConfigError
-from cypherturn.experiments import load_question_set
+from cypherturn.experiments import MIN_QUESTION_CHARS, QUESTION_ENDINGS, load_question_set
 from cypherturn.metrics import ATTEMPTS_FILE, read_run
 from cypherturn.reports import build_report, write_report
 
@@ -137,5 +137,8 @@ def test_cli_generate_with_the_bundled_model(tmp_path: Path) -> None:
     assert extended.questions[: len(packaged.questions)] == packaged.questions
     assert added, "the bundled model wrote no usable question in three tiers"
     assert all(q.source == "model" and q.generator_version.endswith(":default") for q in added)
-    assert all(q.question.endswith("?") and len(q.question.split()) >= 4 for q in added)
+    # what the product guarantees of a kept line, not the model's wording
+    assert all(
+        q.question[-1] in QUESTION_ENDINGS and len(q.question) >= MIN_QUESTION_CHARS for q in added
+    )
     assert len({q.question for q in extended.questions}) == len(extended.questions)

@@ -20,7 +20,9 @@ from cypherturn.graph import GraphEngine, render_schema_prompt
 from cypherturn.models import ChatMessage, ChatModel
 
 __all__ = [
+    "MIN_QUESTION_CHARS",
     "MODEL_GENERATOR_VERSION",
+    "QUESTION_ENDINGS",
     "TIER_DEFINITIONS",
     "generate_model_questions",
     "sample_subgraph",
@@ -35,6 +37,12 @@ TIER_DEFINITIONS = {
     "hard": "cyclic or mutual multi-hop patterns and conditional aggregation",
 }
 """The complexity tiers as the RAS paper's appendix A.2 defines them."""
+
+MIN_QUESTION_CHARS = 15
+"""Shortest line, in characters, kept as a model-written question."""
+
+QUESTION_ENDINGS = "?."
+"""Characters a kept question may end with (models write requests as well as questions)."""
 
 _LINE = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)])?\s*(.+?)\s*$")
 
@@ -82,7 +90,7 @@ def _parse(text: str) -> list[str]:
         if match is None:
             continue
         question = match.group(1).strip().strip('"')
-        if len(question) >= 15 and question[-1] in "?.":
+        if len(question) >= MIN_QUESTION_CHARS and question[-1] in QUESTION_ENDINGS:
             found.append(question)
     return found
 
