@@ -4,10 +4,23 @@ Question sets for the Healthcare, Crime (POLE) and Fraud graphs at three
 complexity tiers (:mod:`._questions`, :mod:`._templates`, :mod:`._modelgen`),
 and the resumable runner that plays every (dataset, model, tier, strategy)
 configuration R times with budget n and logs every attempt (:mod:`._runner`).
+
+The `ask` accuracy set: plain-language questions with gold Cypher (:mod:`._askset`).
 """
 
+from cypherturn.experiments._askset import (
+    ASK_PHENOMENA,
+    ASK_SET_SCHEMA_VERSION,
+    AskPhenomenon,
+    AskQuestion,
+    AskSetFile,
+    load_ask_set,
+    read_ask_file,
+)
 from cypherturn.experiments._modelgen import (
+    MIN_QUESTION_CHARS,
     MODEL_GENERATOR_VERSION,
+    QUESTION_ENDINGS,
     TIER_DEFINITIONS,
     generate_model_questions,
     sample_subgraph,
@@ -48,10 +61,14 @@ from cypherturn.experiments._templates import (
 )
 
 __all__ = [
+    "ASK_PHENOMENA",
+    "ASK_SET_SCHEMA_VERSION",
     "DATASETS",
     "DATASET_GRAPHS",
     "GENERATOR_VERSION",
+    "MIN_QUESTION_CHARS",
     "MODEL_GENERATOR_VERSION",
+    "QUESTION_ENDINGS",
     "PAPER_QUESTIONS",
     "QER_CONFIG_FILE",
     "QUESTION_SET_SCHEMA_VERSION",
@@ -59,6 +76,9 @@ __all__ = [
     "TIERS",
     "TIER_DEFINITIONS",
     "TRANSCRIPTS_FILE",
+    "AskPhenomenon",
+    "AskQuestion",
+    "AskSetFile",
     "EpisodeKey",
     "QerRunConfig",
     "QerRunSummary",
@@ -71,9 +91,11 @@ __all__ = [
     "episode_seed",
     "generate_model_questions",
     "generate_question_set",
+    "load_ask_set",
     "load_question_set",
     "plan_tasks",
     "question_set_digest",
+    "read_ask_file",
     "read_question_set",
     "run_qer_experiment",
     "sample_subgraph",
