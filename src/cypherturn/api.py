@@ -27,7 +27,13 @@ from cypherturn.models import ChatModel, load_model
 from cypherturn.protocols import GUIDED_ACTIONS, ActionFormat, ProtocolSettings, Variant
 from cypherturn.runner import RunSummary, SessionResult
 from cypherturn.sessions import Session, read_sessions
-from cypherturn.strategies import StrategyConfig, StrategyResult, get_strategy, schema_examples
+from cypherturn.strategies import (
+    StrategyConfig,
+    StrategyResult,
+    TokenCallback,
+    get_strategy,
+    schema_examples,
+)
 from cypherturn.worlds import get_world, load_official_graph, load_world, world_names
 
 __all__ = [
@@ -142,17 +148,22 @@ def ask(
     row_cap: int | None = None,
     data_path: Path | None = None,
     prompt_version: str | None = None,
+    on_token: TokenCallback | None = None,
 ) -> StrategyResult:
     """Answer one plain-language question with generated Cypher, executed read-only.
 
-    Runs ``single``, ``is`` (RAS paper Algorithm 1) or ``ras`` (Algorithm 2) with
-    budget T = ``budget`` against the graph's introspected schema.
+    Runs ``single``, ``is`` (RAS paper Algorithm 1), ``ras`` (Algorithm 2) or
+    ``ras+`` (RAS grounded in the schema and stored values: static check,
+    value grounding, deterministic repairs, schema grammar, candidate selection,
+    notes feedback; see :mod:`cypherturn.strategies._grounded`) with budget
+    T = ``budget`` against the graph's introspected schema.
 
     Args:
         question: the question x.
         graph: graph name; a known world is loaded on first use.
         engine_url: as in :func:`connect`.
-        strategy: ``single``, ``is`` or ``ras``.
+        strategy: ``single``, ``is``, ``ras``, ``ras+`` or ``ras+:<part>,...``
+            (only the listed grounding parts on).
         budget: T, the most attempts.
         model: a model spec (``default``, ``gguf:PATH``, ``openai:NAME``,
             ``replay:FILE``) or a :class:`ChatModel`.
@@ -164,6 +175,7 @@ def ask(
         data_path: dataset files for the first load.
         prompt_version: ``v1`` (the RAS paper's zero-shot GraphCypherQAChain
             prompt) or ``v2`` (default: schema-derived few-shot examples).
+        on_token: called with each piece of generated text as the model streams it.
 
     Returns:
         Every attempt and the final query with its rows.
@@ -173,7 +185,7 @@ def ask(
         ModelError: the model cannot be loaded or reached.
         EngineConnectionError, DatasetError: as in :func:`connect`.
     """
-    chosen = get_strategy(strategy)
+    chosen = get_strategy(strategy, on_token=on_token)
     chat_model = load_model(model, **(model_options or {})) if isinstance(model, str) else model
     settings: dict[str, Any] = {
         "budget": budget,

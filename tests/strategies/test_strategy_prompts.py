@@ -68,7 +68,7 @@ def test_unknown_prompt_version_is_a_config_error() -> None:
         load_prompts("v999")
 
 
-@pytest.mark.parametrize("name", ["single", "is", "ras"])
+@pytest.mark.parametrize("name", ["single", "is", "ras", "ras+"])
 def test_get_strategy_by_name(name: str) -> None:
     strategy = get_strategy(name)
 
@@ -77,8 +77,8 @@ def test_get_strategy_by_name(name: str) -> None:
 
 
 def test_unknown_strategy_lists_the_valid_names() -> None:
-    assert STRATEGY_NAMES == ("single", "is", "ras")
-    with pytest.raises(ConfigError, match="choose one of: single, is, ras"):
+    assert STRATEGY_NAMES == ("single", "is", "ras", "ras+")
+    with pytest.raises(ConfigError, match=r"choose one of: single, is, ras, ras\+ \(or ras\+:<parts>\)"):
         get_strategy("beam")
 
 

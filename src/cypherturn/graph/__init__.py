@@ -6,6 +6,7 @@ from cypherturn.graph._engine import DEFAULT_ROW_CAP, DEFAULT_TIMEOUT_S, GraphEn
 from cypherturn.graph._falkordb import FalkorDBEngine
 from cypherturn.graph._guard import find_write_clause
 from cypherturn.graph._introspect import render_schema_prompt
+from cypherturn.graph._load import quote_name
 from cypherturn.graph._neo4j import Neo4jEngine
 from cypherturn.graph._open import embedded_server, open_engine
 from cypherturn.graph._result import QueryResult
@@ -37,6 +38,7 @@ __all__ = [
     "embedded_server",
     "find_write_clause",
     "open_engine",
+    "quote_name",
     "render_schema_prompt",
     "to_plain",
 ]

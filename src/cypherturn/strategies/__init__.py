@@ -1,4 +1,4 @@
-"""Inference-time strategies for Text-to-Cypher: single pass, Independent Scaling, RAS.
+"""Inference-time strategies for Text-to-Cypher: single pass, Independent Scaling, RAS, grounded RAS+.
 
 ``get_strategy(name).run(model, engine, question, schema_text, config)`` answers
 one question with at most ``config.budget`` generate-extract-execute attempts
@@ -7,35 +7,49 @@ one question with at most ``config.budget`` generate-extract-execute attempts
 
 from cypherturn.strategies._examples import FewShotExample, schema_examples
 from cypherturn.strategies._extract import extract_cypher
+from cypherturn.strategies._grounded import NOTES_HEADER, GroundedStrategy, looks_empty
 from cypherturn.strategies._prompts import PROMPT_VERSION, PromptSet, load_prompts
 from cypherturn.strategies._records import (
     DEFAULT_BUDGET,
+    GROUNDING_PARTS,
     RESULT_SCHEMA_VERSION,
     Attempt,
+    GroundingParts,
     StrategyConfig,
     StrategyResult,
+    Verdict,
 )
 from cypherturn.strategies._scaling import (
     EMPTY_EXTRACTION_MESSAGE,
+    GROUNDED,
     STRATEGY_NAMES,
     Strategy,
+    TokenCallback,
     get_strategy,
 )
 
 __all__ = [
     "DEFAULT_BUDGET",
     "EMPTY_EXTRACTION_MESSAGE",
+    "GROUNDED",
+    "GROUNDING_PARTS",
+    "NOTES_HEADER",
     "PROMPT_VERSION",
     "RESULT_SCHEMA_VERSION",
     "STRATEGY_NAMES",
     "Attempt",
     "FewShotExample",
+    "GroundedStrategy",
+    "GroundingParts",
     "PromptSet",
     "Strategy",
     "StrategyConfig",
     "StrategyResult",
+    "TokenCallback",
+    "Verdict",
     "extract_cypher",
     "get_strategy",
     "load_prompts",
+    "looks_empty",
     "schema_examples",
 ]

@@ -8,10 +8,20 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, computed_fie
 
 from cypherturn.errors import ConfigError, ErrorClass
 from cypherturn.graph import QueryResult
+from cypherturn.grounding import Finding
 from cypherturn.models import DEFAULT_TEMPERATURE
 from cypherturn.strategies._prompts import PROMPT_VERSION
 
-__all__ = ["DEFAULT_BUDGET", "RESULT_SCHEMA_VERSION", "Attempt", "StrategyConfig", "StrategyResult"]
+__all__ = [
+    "DEFAULT_BUDGET",
+    "GROUNDING_PARTS",
+    "RESULT_SCHEMA_VERSION",
+    "Attempt",
+    "GroundingParts",
+    "StrategyConfig",
+    "StrategyResult",
+    "Verdict",
+]
 
 DEFAULT_BUDGET = 5
 """Inference budget T, attempts per question (RAS paper §4.7)."""
@@ -65,6 +75,63 @@ class StrategyConfig(BaseModel):
         return None if self.seed is None else self.seed + index - 1
 
 
+GROUNDING_PARTS = ("check", "values", "repair", "grammar", "select", "feedback")
+"""The parts of the grounded strategy ``ras+``, each switchable (``ras+:check,values``)."""
+
+
+class GroundingParts(BaseModel):
+    """Which parts of the grounded strategy ``ras+`` are on (all of them by default).
+
+    Attributes:
+        check: check every candidate against the schema before it runs
+            (labels, relationship types and direction, property keys,
+            undefined variables, SQL habits); a flagged query is a failure.
+        values: show stored values of low-cardinality string properties in the
+            schema text, and check compared literals after a 0-row result.
+        repair: apply the deterministic repairs the check and the value check
+            find (reversed arrow, case of a name or of a stored value, ``!=``).
+        grammar: constrain a GGUF model's decoding with a grammar derived from
+            the schema (models without grammar support ignore it).
+        select: within the budget, keep sampling past an empty result and
+            return the best candidate (rows > empty > flagged > error).
+        feedback: feed findings back as notes in a fresh context instead of
+            appending the failed query (the RAS paper's form, Algorithm 2).
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    check: bool = True
+    values: bool = True
+    repair: bool = True
+    grammar: bool = True
+    select: bool = True
+    feedback: bool = True
+
+    @classmethod
+    def only(cls, names: list[str]) -> GroundingParts:
+        """Parts with exactly ``names`` on.
+
+        Raises:
+            ConfigError: a name is not one of :data:`GROUNDING_PARTS`.
+        """
+        unknown = sorted(set(names) - set(GROUNDING_PARTS))
+        if unknown:
+            raise ConfigError(
+                f"unknown ras+ part(s) {', '.join(unknown)}; choose from: {', '.join(GROUNDING_PARTS)}"
+            )
+        return cls(**{part: part in names for part in GROUNDING_PARTS})
+
+    def enabled(self) -> list[str]:
+        """The names of the parts that are on, in :data:`GROUNDING_PARTS` order."""
+        return [part for part in GROUNDING_PARTS if getattr(self, part)]
+
+
+Verdict = Literal["answer", "empty", "flagged", "explained_empty", "error"]
+"""How the grounded strategy rates an attempt, best first: rows and no finding; no rows
+that no check explains (an empty answer can be right); executed with findings; no rows
+explained by a finding; not executed."""
+
+
 class Attempt(BaseModel):
     """One generate-extract-execute step (one t of Algorithms 1 and 2).
 
@@ -85,6 +152,13 @@ class Attempt(BaseModel):
         seed: the sampling seed used.
         model_latency_s: wall time of the model call, seconds.
         execution_latency_s: wall time of the engine call, seconds (0 when nothing ran).
+        original_query: the model's query before repairs (``None`` when none was applied).
+        findings: what the schema and value checks found in the executed ``query``
+            (grounded strategy only).
+        repairs: the findings whose deterministic edits turned ``original_query``
+            into ``query``, in the order applied.
+        verdict: the grounded strategy's rating of the attempt.
+        grammar: decoding was constrained by the schema grammar.
     """
 
     index: int = Field(ge=1)
@@ -102,6 +176,11 @@ class Attempt(BaseModel):
     seed: int | None = None
     model_latency_s: float = 0.0
     execution_latency_s: float = 0.0
+    original_query: str | None = None
+    findings: list[Finding] = Field(default_factory=list)
+    repairs: list[Finding] = Field(default_factory=list)
+    verdict: Verdict | None = None
+    grammar: bool = False
 
     @property
     def ok(self) -> bool:
@@ -123,7 +202,9 @@ class StrategyResult(BaseModel):
         attempts: every attempt, in order.
         final_query: the first executable query, else the last query (the fallback).
         final_result: its rows when it executed, else None.
-        success: True when some attempt executed.
+        success: True when the final query executed.
+        grounding: the grounded strategy's parts (``None`` for single, is, ras).
+        selected_attempt: index of the attempt the final query comes from.
     """
 
     schema_version: int = RESULT_SCHEMA_VERSION
@@ -137,6 +218,8 @@ class StrategyResult(BaseModel):
     final_query: str
     final_result: QueryResult | None
     success: bool
+    grounding: GroundingParts | None = None
+    selected_attempt: int | None = None
 
     @computed_field  # type: ignore[prop-decorator]
     @property

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Protocol, runtime_checkable
 
 from cypherturn.errors import ConfigError, ErrorClass, QueryError
 from cypherturn.graph import GraphEngine, QueryResult
@@ -24,9 +24,12 @@ from cypherturn.strategies._extract import extract_cypher
 from cypherturn.strategies._prompts import PromptSet, load_prompts
 from cypherturn.strategies._records import Attempt, StrategyConfig, StrategyResult
 
-__all__ = ["EMPTY_EXTRACTION_MESSAGE", "STRATEGY_NAMES", "Strategy", "get_strategy"]
+__all__ = ["EMPTY_EXTRACTION_MESSAGE", "STRATEGY_NAMES", "Strategy", "TokenCallback", "get_strategy"]
 
 logger = logging.getLogger(__name__)
+
+TokenCallback = Callable[[str], None]
+"""Called with each piece of generated text as a streaming model produces it."""
 
 EMPTY_EXTRACTION_MESSAGE = "No Cypher statement was found in the response."
 """The failure message of an attempt whose completion holds no query.
@@ -85,11 +88,13 @@ class _ScalingStrategy:
         name: the strategy's name.
         reflect: append (q_t, m_t) to the context after each failure (RAS).
         single_pass: make exactly one attempt whatever the budget.
+        on_token: called with each generated piece of text when the model streams.
     """
 
     name: str
     reflect: bool
     single_pass: bool = False
+    on_token: TokenCallback | None = None
 
     def run(
         self,
@@ -109,11 +114,13 @@ class _ScalingStrategy:
         final_result: QueryResult | None = None
         for index in range(1, budget + 1):
             seed = config.attempt_seed(index)
+            extra: dict[str, Any] = {} if self.on_token is None else {"on_token": self.on_token}
             response = model.chat(
                 list(context),
                 temperature=config.temperature,
                 max_tokens=config.max_tokens,
                 seed=seed,
+                **extra,
             )
             attempt, final_result = _attempt(engine, index, len(context), seed, response, config)
             attempts.append(attempt)
@@ -192,32 +199,48 @@ def _feedback(prompts: PromptSet, attempt: Attempt) -> list[ChatMessage]:
     return prompts.feedback_turn(shown, attempt.error_message or "")
 
 
-_STRATEGIES: dict[str, Strategy] = {
+_STRATEGIES: dict[str, _ScalingStrategy] = {
     "single": _ScalingStrategy(name="single", reflect=False, single_pass=True),
     "is": _ScalingStrategy(name="is", reflect=False),
     "ras": _ScalingStrategy(name="ras", reflect=True),
 }
 
-STRATEGY_NAMES = tuple(_STRATEGIES)
-"""Names :func:`get_strategy` accepts."""
+GROUNDED = "ras+"
+"""Name of the grounded strategy; ``ras+:<part>,<part>`` turns on only the listed parts."""
+
+STRATEGY_NAMES = (*_STRATEGIES, GROUNDED)
+"""Names :func:`get_strategy` accepts (plus the ``ras+:<parts>`` forms)."""
 
 
-def get_strategy(name: str) -> Strategy:
+def get_strategy(name: str, *, on_token: TokenCallback | None = None) -> Strategy:
     """The strategy with this name.
 
     Args:
-        name: ``single`` (one attempt), ``is`` (Independent Scaling, Algorithm 1)
-            or ``ras`` (Reflection-Augmented Scaling, Algorithm 2).
+        name: ``single`` (one attempt), ``is`` (Independent Scaling, Algorithm 1),
+            ``ras`` (Reflection-Augmented Scaling, Algorithm 2), ``ras+`` (RAS
+            grounded in the schema and the data, every part on) or
+            ``ras+:<part>[,<part>...]`` with only the listed parts on (parts:
+            ``check``, ``values``, ``repair``, ``grammar``, ``select``, ``feedback``).
+        on_token: called with each generated piece of text, for streaming display.
 
     Returns:
         The strategy.
 
     Raises:
-        ConfigError: unknown name.
+        ConfigError: unknown name or ras+ part.
     """
+    from cypherturn.strategies._grounded import GroundedStrategy
+    from cypherturn.strategies._records import GroundingParts
+
+    if name == GROUNDED:
+        return GroundedStrategy(GroundingParts(), on_token=on_token)
+    if name.startswith(GROUNDED + ":"):
+        parts = [p.strip() for p in name.removeprefix(GROUNDED + ":").split(",") if p.strip()]
+        return GroundedStrategy(GroundingParts.only(parts), on_token=on_token)
     try:
-        return _STRATEGIES[name]
+        return replace(_STRATEGIES[name], on_token=on_token)
     except KeyError:
         raise ConfigError(
-            f"unknown strategy {name!r}; choose one of: {', '.join(STRATEGY_NAMES)}"
+            f"unknown strategy {name!r}; choose one of: {', '.join(STRATEGY_NAMES)} "
+            f"(or {GROUNDED}:<parts>)"
         ) from None

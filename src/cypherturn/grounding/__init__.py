@@ -1,0 +1,45 @@
+"""Grounding: static analysis of generated Cypher against a graph's schema and stored values.
+
+Pure analysis (no model calls): a static schema check, value grounding, deterministic
+repairs and a schema-derived llama.cpp grammar, used by the ``ras+`` strategy, the agent
+and any other caller that has a :class:`~cypherturn.graph.GraphSchema`.
+"""
+
+from cypherturn.grounding._check import (
+    FINDING_CODES,
+    CheckReport,
+    Edit,
+    Finding,
+    apply_edits,
+    check_query,
+    check_values,
+    flip_relationship,
+)
+from cypherturn.grounding._facts import QueryFacts, query_facts
+from cypherturn.grounding._hints import error_hint
+from cypherturn.grounding._index import (
+    DEFAULT_VALUE_BUDGET_CHARS,
+    LOW_CARDINALITY,
+    GraphIndex,
+    PropertyValues,
+    graph_index,
+)
+
+__all__ = [
+    "DEFAULT_VALUE_BUDGET_CHARS",
+    "FINDING_CODES",
+    "LOW_CARDINALITY",
+    "CheckReport",
+    "Edit",
+    "Finding",
+    "GraphIndex",
+    "PropertyValues",
+    "QueryFacts",
+    "apply_edits",
+    "check_query",
+    "check_values",
+    "error_hint",
+    "flip_relationship",
+    "graph_index",
+    "query_facts",
+]

@@ -1,0 +1,584 @@
+"""The static schema check, value grounding of literals, and deterministic repairs.
+
+:func:`check_query` compares what a query names (:mod:`._facts`) with a
+:class:`~cypherturn.grounding.GraphIndex`: labels, relationship types, the
+endpoint labels and direction of every relationship pattern, property keys per
+label and type, undefined variables, and SQL habits. :func:`check_values`
+runs after a query returned no rows and checks each compared string literal
+against the stored values. A finding whose fix is unambiguous carries an
+:class:`Edit`; :func:`apply_edits` applies them and records each one.
+
+Guarantee: a query the check cannot parse gets no verdict (``parsed`` is
+False and no finding but SQL-habit hints), and every finding names something
+that cannot match the graph as it is, so a query that the engine runs correctly
+is never flagged (tested on every gold query the project ships).
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable, Sequence
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from cypherturn.cypher import Token, TokenKind, tokenize
+from cypherturn.errors import CypherParseError
+from cypherturn.grounding._facts import (
+    BranchFacts,
+    QueryFacts,
+    RelationshipFact,
+    Span,
+    query_facts,
+)
+from cypherturn.grounding._index import GraphIndex
+
+__all__ = [
+    "FINDING_CODES",
+    "CheckReport",
+    "Edit",
+    "Finding",
+    "apply_edits",
+    "check_query",
+    "check_values",
+    "flip_relationship",
+]
+
+FindingCode = Literal[
+    "unknown_label",
+    "unknown_relationship_type",
+    "unknown_property",
+    "property_not_on_label",
+    "reversed_direction",
+    "wrong_endpoints",
+    "undefined_variable",
+    "sql_habit",
+    "value_not_found",
+]
+FINDING_CODES: tuple[str, ...] = FindingCode.__args__  # type: ignore[attr-defined]
+"""Every finding code, in the order the check reports them."""
+
+
+class Edit(BaseModel):
+    """A deterministic textual repair: replace ``query[start:end]`` with ``replacement``.
+
+    Attributes:
+        start / end: source offsets in the query the finding was made on.
+        replacement: the new text.
+        reason: one line saying why the fix is unambiguous.
+    """
+
+    start: int = Field(ge=0)
+    end: int = Field(ge=0)
+    replacement: str
+    reason: str
+
+
+class Finding(BaseModel):
+    """One defect of a query, visible from the schema or the stored data.
+
+    Attributes:
+        code: the defect class (:data:`FINDING_CODES`).
+        message: one sentence for the model and the user, naming what the graph has instead.
+        span: ``[start, end)`` offsets of the offending text, when one token is to blame.
+        suggestions: names or stored values the query probably meant, best first.
+        edit: the deterministic repair, when the fix is unambiguous.
+    """
+
+    code: FindingCode
+    message: str
+    span: tuple[int, int] | None = None
+    suggestions: list[str] = Field(default_factory=list)
+    edit: Edit | None = None
+
+
+class CheckReport(BaseModel):
+    """The verdict of :func:`check_query` on one query.
+
+    Attributes:
+        parsed: cypherturn's parser read the query; False means no verdict.
+        parse_error: the parser's message when it could not.
+        findings: the defects found (SQL-habit hints are kept even without a parse).
+    """
+
+    parsed: bool
+    parse_error: str | None = None
+    findings: list[Finding] = Field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """True when the query parsed and nothing was found."""
+        return self.parsed and not self.findings
+
+
+def _close(name: str, candidates: Iterable[str], limit: int = 3) -> list[str]:
+    pool = sorted(set(candidates))
+    same_case = [c for c in pool if c.lower() == name.lower()]
+    close = difflib.get_close_matches(name, pool, n=limit, cutoff=0.6)
+    folded = {c.lower(): c for c in pool}
+    close += [
+        folded[c]
+        for c in difflib.get_close_matches(name.lower(), list(folded), n=limit, cutoff=0.6)
+    ]
+    out: list[str] = []
+    for c in [*same_case, *close]:
+        if c not in out:
+            out.append(c)
+    return out[:limit]
+
+
+def _quoted_name(name: str) -> str:
+    if name.replace("_", "a").isalnum() and not name[0].isdigit():
+        return name
+    return "`" + name.replace("`", "``") + "`"
+
+
+def _name_finding(
+    code: FindingCode, kind: str, name: str, span: Span, known: Iterable[str]
+) -> Finding:
+    suggestions = _close(name, known)
+    same_case = [s for s in suggestions if s.lower() == name.lower()]
+    edit = None
+    if len(same_case) == 1:
+        edit = Edit(
+            start=span.start,
+            end=span.end,
+            replacement=_quoted_name(same_case[0]),
+            reason=f"the graph's only {kind} equal to {name!r} ignoring case",
+        )
+    hint = f"; did you mean {', '.join(repr(s) for s in suggestions)}?" if suggestions else ""
+    return Finding(
+        code=code,
+        message=f"the graph has no {kind} {name!r}{hint}",
+        span=(span.start, span.end),
+        suggestions=suggestions,
+        edit=edit,
+    )
+
+
+def _labels(
+    branch: BranchFacts, node_variable: str | None, written: Iterable[str]
+) -> frozenset[str]:
+    labels = set(written)
+    if node_variable is not None:
+        labels |= branch.labels_of(node_variable)
+    return frozenset(labels)
+
+
+def _pattern(source: str, rel_type: str, target: str) -> str:
+    return f"(:{_quoted_name(source)})-[:{_quoted_name(rel_type)}]->(:{_quoted_name(target)})"
+
+
+def flip_relationship(query: str, rel: RelationshipFact) -> Edit | None:
+    """The edit that reverses a relationship pattern's arrow, keeping its bracket body.
+
+    Args:
+        query: the query ``rel`` was read from.
+        rel: a relationship pattern of :func:`~cypherturn.grounding.query_facts`.
+
+    Returns:
+        The edit, or ``None`` for an undirected pattern.
+    """
+    element = rel.element
+    text = query[element.start : element.end]
+    if element.insert_at is None:
+        body = ""
+    else:
+        open_at = text.find("[")
+        close_at = text.rfind("]")
+        if open_at < 0 or close_at < open_at:
+            return None
+        body = text[open_at : close_at + 1]
+    if rel.direction == "out":
+        replacement = f"<-{body}-" if body else "<--"
+    elif rel.direction == "in":
+        replacement = f"-{body}->" if body else "-->"
+    else:
+        return None
+    return Edit(
+        start=element.start,
+        end=element.end,
+        replacement=replacement,
+        reason="the schema has this relationship type between these labels only the other way",
+    )
+
+
+def _relationship_findings(
+    query: str, branch: BranchFacts, rel: RelationshipFact, index: GraphIndex
+) -> list[Finding]:
+    types = [name for name, _ in rel.types]
+    if not types or any(t not in index.types for t in types) or rel.var_length:
+        return []
+    left = _labels(branch, rel.left.variable, (n for n, _ in rel.left.labels))
+    right = _labels(branch, rel.right.variable, (n for n, _ in rel.right.labels))
+    if any(label not in index.labels for label in left | right):
+        return []
+    triples = index.triples()
+
+    def occurs(sources: frozenset[str], targets: frozenset[str]) -> bool:
+        return any(
+            t == rel_type and (not sources or s in sources) and (not targets or g in targets)
+            for s, t, g in triples
+            for rel_type in types
+        )
+
+    forward, backward = occurs(left, right), occurs(right, left)
+    if rel.direction == "both" and (forward or backward):
+        return []
+    if rel.direction == "out" and forward:
+        return []
+    if rel.direction == "in" and backward:
+        return []
+    written = query[rel.left.start : rel.right.end]
+    actual = sorted(_pattern(s, t, g) for s, t, g in triples if t in types)
+    if rel.direction != "both" and (backward if rel.direction == "out" else forward):
+        return [
+            Finding(
+                code="reversed_direction",
+                message=f"{written} points the wrong way: the graph has {', '.join(actual)}",
+                span=(rel.element.start, rel.element.end),
+                suggestions=actual,
+                edit=flip_relationship(query, rel),
+            )
+        ]
+    return [
+        Finding(
+            code="wrong_endpoints",
+            message=f"{written} matches nothing: {', '.join(repr(t) for t in types)} "
+            f"connects only {', '.join(actual)}",
+            span=(rel.element.start, rel.element.end),
+            suggestions=actual,
+        )
+    ]
+
+
+def _property_findings(branch: BranchFacts, index: GraphIndex) -> list[Finding]:
+    findings: list[Finding] = []
+    pattern_nodes = {n.variable for n in branch.nodes if n.variable} - branch.rebound
+    pattern_rels = {
+        r.variable for r in branch.relationships if r.variable and not r.var_length
+    } - branch.rebound
+    seen: set[tuple[int, int]] = set()
+    accesses = [(a.variable, a.key, a.span) for a in branch.accesses]
+    for node in branch.nodes:
+        accesses += [(node.variable or "", key, span) for key, span in node.map_keys]
+        owners = frozenset(n for n, _ in node.labels)
+        for key, span in node.map_keys:
+            finding = _key_finding(key, span, owners, index, on_type=False)
+            if finding is not None and (span.start, span.end) not in seen:
+                seen.add((span.start, span.end))
+                findings.append(finding)
+    for variable, key, span in accesses:
+        if (span.start, span.end) in seen:
+            continue
+        if variable in pattern_nodes:
+            owners = branch.labels_of(variable)
+            finding = _key_finding(key, span, owners, index, on_type=False)
+        elif variable in pattern_rels:
+            owners = branch.types_of(variable)
+            finding = _key_finding(key, span, owners, index, on_type=True)
+        else:
+            continue
+        if finding is not None:
+            seen.add((span.start, span.end))
+            findings.append(finding)
+    return findings
+
+
+def _key_finding(
+    key: str, span: Span, owners: frozenset[str], index: GraphIndex, *, on_type: bool
+) -> Finding | None:
+    table = index.type_keys if on_type else index.label_keys
+    if any(owner not in table for owner in owners):
+        return None  # an unknown label or type is reported on its own
+    keys = frozenset().union(*(table[o] for o in owners)) if owners else index.all_keys
+    if key in keys:
+        return None
+    if key not in index.all_keys or not owners:
+        return _name_finding("unknown_property", "property key", key, span, keys or index.all_keys)
+    elsewhere = index.owners_of(key)
+    suggestions = _close(key, keys)
+    named = " / ".join(sorted(owners))
+    message = f"{named} has no property {key!r}; {key!r} is a property of {', '.join(elsewhere)}"
+    if suggestions:
+        message += f"; {named} has {', '.join(repr(s) for s in suggestions)}"
+    return Finding(
+        code="property_not_on_label",
+        message=message,
+        span=(span.start, span.end),
+        suggestions=suggestions,
+    )
+
+
+_SQL_HINTS: tuple[tuple[tuple[str, ...], str], ...] = (
+    (("GROUP", "BY"), "Cypher has no GROUP BY: the RETURN or WITH items that are not aggregates are the grouping keys"),
+    (("HAVING",), "Cypher has no HAVING: aggregate in WITH, then filter with WHERE, e.g. WITH x, count(*) AS n WHERE n > 5 RETURN x, n"),
+    (("SELECT",), "Cypher has no SELECT: MATCH a pattern and RETURN the values"),
+    (("JOIN",), "Cypher has no JOIN: connect the nodes in one MATCH pattern, e.g. MATCH (a:A)-[:R]->(b:B)"),
+    (("LIKE",), "Cypher has no LIKE: use CONTAINS, STARTS WITH, ENDS WITH or a regular expression with =~"),
+)  # fmt: skip
+
+
+def _sql_position(tokens: Sequence[Token], i: int, words: tuple[str, ...]) -> bool:
+    """True where the SQL word stands as a keyword, not as a variable that happens to share its name."""
+    after = tokens[i + len(words)] if i + len(words) < len(tokens) else None
+    if words == ("SELECT",):
+        return i == 0 or tokens[i - 1].is_punct("(")
+    if words == ("LIKE",):
+        return after is not None and after.kind is TokenKind.STRING
+    if words in (("HAVING",), ("JOIN",)):
+        return (
+            i > 0
+            and after is not None
+            and not tokens[i - 1].is_name("AS")
+            and not after.is_punct(".", ")", ",")
+        )
+    return True
+
+
+def _sql_findings(query: str, tokens: Sequence[Token], returns: Sequence[int]) -> list[Finding]:
+    findings: list[Finding] = []
+    for i, tok in enumerate(tokens):
+        if (
+            tok.kind is TokenKind.PUNCT
+            and tok.text == "!"
+            and i + 1 < len(tokens)
+            and tokens[i + 1].is_punct("=")
+            and tokens[i + 1].start == tok.end
+        ):
+            findings.append(
+                Finding(
+                    code="sql_habit",
+                    message="Cypher writes 'not equal' as <>, not !=",
+                    span=(tok.start, tokens[i + 1].end),
+                    suggestions=["<>"],
+                    edit=Edit(
+                        start=tok.start,
+                        end=tokens[i + 1].end,
+                        replacement="<>",
+                        reason="!= and <> mean the same; Cypher accepts only <>",
+                    ),
+                )
+            )
+        for words, hint in _SQL_HINTS:
+            run = tokens[i : i + len(words)]
+            if len(run) < len(words) or any(t.kind is not TokenKind.NAME for t in run):
+                continue
+            if tuple(t.upper for t in run) != words or not _sql_position(tokens, i, words):
+                continue
+            findings.append(Finding(code="sql_habit", message=hint, span=(tok.start, run[-1].end)))
+    if any(n > 1 for n in returns):
+        findings.append(
+            Finding(
+                code="sql_habit",
+                message="a query has one RETURN, at its end: return several values as one list of items, "
+                "or pass values on with WITH",
+            )
+        )
+    return findings
+
+
+def check_query(query: str, index: GraphIndex) -> CheckReport:
+    """Check one query against the graph's schema, before it is executed.
+
+    Checks (each a :class:`Finding` code): labels and relationship types exist;
+    each relationship pattern's type connects its endpoint labels in the written
+    direction (a pattern that occurs only the other way is
+    ``reversed_direction``, repaired by flipping the arrow); property keys exist
+    on the variable's labels or types; read variables are defined; SQL habits.
+
+    Args:
+        query: the Cypher text.
+        index: the graph's :class:`GraphIndex`.
+
+    Returns:
+        The report; ``parsed`` is False when the query does not parse, and then
+        the only findings are SQL-habit hints (no verdict).
+    """
+    try:
+        tokens = tokenize(query)
+    except CypherParseError as e:
+        return CheckReport(parsed=False, parse_error=str(e))
+    try:
+        facts = query_facts(query)
+    except CypherParseError as e:
+        return CheckReport(
+            parsed=False, parse_error=str(e), findings=_sql_findings(query, tokens, ())
+        )
+    findings = _sql_findings(query, tokens, facts.returns_per_branch)
+    # SQL words the parser took for variables are reported once, as the habit
+    findings += [
+        f
+        for f in _schema_findings(query, facts, index)
+        if not (f.code == "undefined_variable" and findings)
+    ]
+    return CheckReport(parsed=True, findings=findings)
+
+
+def _schema_findings(query: str, facts: QueryFacts, index: GraphIndex) -> list[Finding]:
+    findings: list[Finding] = []
+    seen: set[tuple[int, int]] = set()
+
+    def add(finding: Finding) -> None:
+        key = finding.span or (-1, len(findings))
+        if key not in seen:
+            seen.add(key)
+            findings.append(finding)
+
+    for branch in facts.branches:
+        for node in branch.nodes:
+            for name, span in node.labels:
+                if name not in index.labels:
+                    add(_name_finding("unknown_label", "label", name, span, index.labels))
+        for rel in branch.relationships:
+            for name, span in rel.types:
+                if name not in index.types:
+                    add(
+                        _name_finding(
+                            "unknown_relationship_type",
+                            "relationship type",
+                            name,
+                            span,
+                            index.types,
+                        )
+                    )
+        for rel in branch.relationships:
+            for finding in _relationship_findings(query, branch, rel, index):
+                add(finding)
+        for finding in _property_findings(branch, index):
+            add(finding)
+        for span in branch.undefined:
+            add(
+                Finding(
+                    code="undefined_variable",
+                    message=f"variable {span.text!r} is used but never defined by a MATCH, WITH or UNWIND",
+                    span=(span.start, span.end),
+                )
+            )
+    return findings
+
+
+def _literal(value: str, quote: str) -> str:
+    escaped = value.replace("\\", "\\\\").replace(quote, "\\" + quote)
+    return f"{quote}{escaped}{quote}"
+
+
+def check_values(query: str, index: GraphIndex) -> list[Finding]:
+    """Check each compared string literal against the stored values (after 0 rows).
+
+    For every ``v.key = 'literal'`` (also ``IN [...]``, ``{key: 'literal'}``,
+    ``STARTS WITH``/``ENDS WITH``/``CONTAINS`` and ``toLower``/``toUpper``
+    wrappers) where ``v`` has a label, a literal that no stored value matches
+    is a ``value_not_found`` finding listing the nearest stored values (by case,
+    prefix and edit distance). When exactly one stored value equals the literal
+    ignoring case, the finding carries the edit that substitutes it.
+
+    Args:
+        query: a query that parsed.
+        index: the graph's index; its engine answers the lookups.
+
+    Returns:
+        The findings (empty when the query does not parse or every literal matches).
+    """
+    try:
+        facts = query_facts(query)
+    except CypherParseError:
+        return []
+    findings: list[Finding] = []
+    for branch in facts.branches:
+        items: list[tuple[frozenset[str], str, str, str, Span, str | None]] = []
+        for c in branch.comparisons:
+            owners = branch.labels_of(c.variable) or branch.types_of(c.variable)
+            items.append((owners, c.key, c.operator, c.value, c.span, c.fold))
+        for node in branch.nodes:
+            owners = _labels(branch, node.variable, (n for n, _ in node.labels))
+            items += [
+                (owners, key, "MAP", value, span, None) for key, value, span in node.map_strings
+            ]
+        for owners, key, operator, value, span, fold in items:
+            known = [o for o in owners if o in index.labels or o in index.types]
+            if not known or len(known) != len(owners):
+                continue
+            verdicts = [index.value_exists(o, key, value, operator, fold) for o in known]
+            if any(v is None or v for v in verdicts):
+                continue
+            findings.append(_value_finding(query, known, key, operator, value, span, fold, index))
+    return findings
+
+
+def _value_finding(
+    query: str,
+    owners: list[str],
+    key: str,
+    operator: str,
+    value: str,
+    span: Span,
+    fold: str | None,
+    index: GraphIndex,
+) -> Finding:
+    nearest: list[str] = []
+    same_case: list[str] = []
+    for owner in owners:
+        nearest += [v for v in index.nearest_values(owner, key, value) if v not in nearest]
+        same_case += [
+            v for v in index.case_insensitive_matches(owner, key, value) if v not in same_case
+        ]
+    owner_text = "/".join(owners)
+    message = f"no {owner_text} has {key} {operator if operator != 'MAP' else '='} {value!r}"
+    if nearest:
+        message += f"; stored values include {', '.join(repr(v) for v in nearest)}"
+    elsewhere = [
+        f"{o}.{k} = {stored!r}"
+        for o, k, stored in index.properties_with_value(value)
+        if not (o in owners and k == key)
+    ]
+    if elsewhere:
+        message += f"; the graph stores it as {', '.join(elsewhere[:3])}"
+    edit = None
+    if len(same_case) == 1 and operator in ("=", "IN", "MAP"):
+        stored = same_case[0]
+        if fold == "lower":
+            stored = stored.lower()
+        elif fold == "upper":
+            stored = stored.upper()
+        if stored != value:
+            edit = Edit(
+                start=span.start,
+                end=span.end,
+                replacement=_literal(stored, query[span.start]),
+                reason=f"the only stored {owner_text}.{key} equal to {value!r} ignoring case",
+            )
+    return Finding(
+        code="value_not_found",
+        message=message,
+        span=(span.start, span.end),
+        suggestions=nearest,
+        edit=edit,
+    )
+
+
+def apply_edits(query: str, findings: Sequence[Finding]) -> tuple[str, list[Finding]]:
+    """Apply the edits of ``findings`` that do not overlap, right to left.
+
+    Args:
+        query: the text the findings' offsets refer to.
+        findings: findings, some carrying an :class:`Edit`.
+
+    Returns:
+        The repaired query and the findings whose edits were applied, in source order.
+    """
+    chosen: list[Finding] = []
+    taken: list[tuple[int, int]] = []
+    for finding in sorted((f for f in findings if f.edit is not None), key=lambda f: f.edit.start):  # type: ignore[union-attr]
+        edit = finding.edit
+        assert edit is not None
+        if any(edit.start < end and start < edit.end for start, end in taken):
+            continue
+        taken.append((edit.start, edit.end))
+        chosen.append(finding)
+    repaired = query
+    for finding in reversed(chosen):
+        edit = finding.edit
+        assert edit is not None
+        repaired = repaired[: edit.start] + edit.replacement + repaired[edit.end :]
+    return repaired, chosen

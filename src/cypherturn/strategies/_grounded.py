@@ -1,0 +1,339 @@
+"""``ras+``: Reflection-Augmented Scaling grounded in the schema and the stored data.
+
+The RAS loop (RAS paper Algorithm 2) only sees the engine's errors, but most
+wrong queries of small models run and return 0 rows: a reversed relationship,
+a property on the wrong label, a literal that matches no stored value. ``ras+``
+adds, each switchable through :class:`GroundingParts` so its effect can be
+measured (``ras+`` = all on; ``ras+:check,values`` = only those; no part on is
+plain ``ras``):
+
+- ``check``: every candidate is checked against the schema before it runs; a
+  flagged query counts as a failure even when it executes.
+- ``values``: the schema text lists stored values of low-cardinality string
+  properties; after 0 rows every compared literal is looked up.
+- ``repair``: unambiguous fixes are applied and recorded (never silently).
+- ``grammar``: a GGUF model decodes under the schema's grammar.
+- ``select``: an unexplained empty result does not end the loop; the best
+  candidate within the budget is returned (rows > empty > flagged > error).
+- ``feedback``: findings go back as notes appended to the question in a fresh
+  C0, without the failed query, which small models copy back unchanged
+  (deviation from Algorithm 2, measured against it in benchmarks/).
+
+Zero rows count as a failure only when a check explains them: an empty answer
+can be the right one.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from cypherturn.errors import ErrorClass, QueryError
+from cypherturn.graph import GraphEngine, QueryResult
+from cypherturn.grounding import (
+    CheckReport,
+    Finding,
+    GraphIndex,
+    apply_edits,
+    check_query,
+    check_values,
+    error_hint,
+    graph_index,
+)
+from cypherturn.models import ChatMessage, ChatModel, ChatResponse
+from cypherturn.strategies._examples import FewShotExample
+from cypherturn.strategies._extract import extract_cypher
+from cypherturn.strategies._prompts import load_prompts
+from cypherturn.strategies._records import (
+    Attempt,
+    GroundingParts,
+    StrategyConfig,
+    StrategyResult,
+    Verdict,
+)
+from cypherturn.strategies._scaling import EMPTY_EXTRACTION_MESSAGE, TokenCallback
+
+__all__ = ["NOTES_HEADER", "GroundedStrategy", "looks_empty"]
+
+logger = logging.getLogger(__name__)
+
+NOTES_HEADER = (
+    "Notes from checking earlier answers to this question against the graph (follow them):"
+)
+"""First line of the notes the ``feedback`` part appends to the question."""
+
+_RANK: dict[Verdict, int] = {
+    "answer": 4,
+    "empty": 3,
+    "flagged": 2,
+    "explained_empty": 1,
+    "error": 0,
+}
+_MAX_REPAIR_ROUNDS = 3
+
+
+def _engine_message(message: str) -> str:
+    """The engine's message without the echo of the query (FalkorDB's ``errCtx``)."""
+    head = message.split(" errCtx:", 1)[0]
+    return head.removeprefix("errMsg: ").strip()
+
+
+@dataclass(frozen=True, slots=True)
+class GroundedStrategy:
+    """The ``ras+`` strategy with a set of :class:`GroundingParts`.
+
+    Attributes:
+        parts: which grounding parts are on.
+        on_token: called with each generated piece of text when the model streams.
+    """
+
+    parts: GroundingParts
+    on_token: TokenCallback | None = None
+
+    @property
+    def name(self) -> str:
+        """``ras+`` with every part, else ``ras+:<parts>`` (``ras+:`` with none)."""
+        enabled = self.parts.enabled()
+        if len(enabled) == len(GroundingParts.model_fields):
+            return "ras+"
+        return "ras+:" + ",".join(enabled)
+
+    def run(
+        self,
+        model: ChatModel,
+        engine: GraphEngine,
+        question: str,
+        schema_text: str,
+        config: StrategyConfig | None = None,
+        examples: Sequence[FewShotExample] = (),
+    ) -> StrategyResult:
+        """Answer one question with at most ``config.budget`` grounded attempts.
+
+        Args are those of :meth:`cypherturn.strategies.Strategy.run`; with the
+        ``values`` part the schema text is rebuilt from the graph with its stored values.
+
+        Returns:
+            Every attempt (with findings, repairs and a verdict) and the selected query.
+
+        Raises:
+            ModelError: the model failed.
+            EngineConnectionError: the engine is unreachable.
+            ConfigError: unknown prompt version, or a grammar llama.cpp rejects.
+        """
+        config = config or StrategyConfig()
+        prompts = load_prompts(config.prompt_version)
+        index = graph_index(engine)
+        if self.parts.values:
+            schema_text = index.schema_text(values=True)
+        base = prompts.initial_context(question, schema_text, examples)
+        grammar = self._grammar(model, index)
+        context = list(base)
+        notes: list[str] = []
+        attempts: list[Attempt] = []
+        results: dict[int, QueryResult] = {}
+        for t in range(1, config.budget + 1):
+            response = self._generate(model, context, config, t, grammar)
+            attempt, result = self._attempt(engine, index, t, len(context), response, config)
+            attempt.grammar = grammar is not None
+            attempts.append(attempt)
+            if result is not None:
+                results[t] = result
+            logger.debug("%s attempt %d: %s", self.name, t, attempt.verdict)
+            if attempt.verdict == "answer" or (
+                attempt.verdict == "empty" and not self.parts.select
+            ):
+                break
+            if t == config.budget:
+                break
+            if self.parts.feedback:
+                notes += [m for m in _attempt_notes(attempt) if m not in notes]
+                context = _with_notes(base, notes)
+            else:
+                shown = attempt.query or attempt.raw_text.strip()
+                context.extend(prompts.feedback_turn(shown, self._paper_feedback(attempt)))
+        chosen = self._choose(attempts)
+        return StrategyResult(
+            strategy=self.name,
+            budget=config.budget,
+            prompt_version=prompts.version,
+            model=model.spec,
+            question=question,
+            config=config,
+            attempts=attempts,
+            final_query=chosen.query,
+            final_result=results.get(chosen.index),
+            success=chosen.ok,
+            grounding=self.parts,
+            selected_attempt=chosen.index,
+        )
+
+    def _grammar(self, model: ChatModel, index: GraphIndex) -> str | None:
+        if not (self.parts.grammar and getattr(model, "supports_grammar", False)):
+            return None
+        from cypherturn.grounding import schema_grammar
+
+        return schema_grammar(index.schema)
+
+    def _generate(
+        self,
+        model: ChatModel,
+        context: list[ChatMessage],
+        config: StrategyConfig,
+        index: int,
+        grammar: str | None,
+    ) -> ChatResponse:
+        extra: dict[str, Any] = {}
+        if grammar is not None:
+            extra["grammar"] = grammar
+        if self.on_token is not None:
+            extra["on_token"] = self.on_token
+        return model.chat(
+            list(context),
+            temperature=config.temperature,
+            max_tokens=config.max_tokens,
+            seed=config.attempt_seed(index),
+            **extra,
+        )
+
+    def _paper_feedback(self, attempt: Attempt) -> str:
+        """m_t of Algorithm 2: the engine's own message, then the findings and, with ``check``, a hint."""
+        lines = [attempt.error_message] if attempt.error_message else []
+        if self.parts.check and attempt.error_message:
+            hint = error_hint(_engine_message(attempt.error_message))
+            lines += [hint] if hint else []
+        lines += [f.message for f in attempt.findings]
+        if not lines:
+            lines = ["the query returned no rows"]
+        return "\n".join(lines)
+
+    def _choose(self, attempts: list[Attempt]) -> Attempt:
+        if not self.parts.select:
+            return next((a for a in attempts if a.verdict in ("answer", "empty")), attempts[-1])
+        return max(attempts, key=lambda a: (_RANK[a.verdict or "error"], -a.index))
+
+    def _check(self, query: str, index: GraphIndex) -> CheckReport:
+        if not self.parts.check and not self.parts.repair:
+            return CheckReport(parsed=True)
+        return check_query(query, index)
+
+    def _attempt(
+        self,
+        engine: GraphEngine,
+        index: GraphIndex,
+        t: int,
+        context_messages: int,
+        response: ChatResponse,
+        config: StrategyConfig,
+    ) -> tuple[Attempt, QueryResult | None]:
+        original = extract_cypher(response.text)
+        query = original
+        repairs: list[Finding] = []
+        report = self._check(query, index) if query else CheckReport(parsed=False)
+        if self.parts.repair:
+            for _ in range(_MAX_REPAIR_ROUNDS):
+                repaired, applied = apply_edits(query, report.findings)
+                if not applied:
+                    break
+                repairs += applied
+                query = repaired
+                report = self._check(query, index)
+        findings = list(report.findings) if self.parts.check else []
+        result: QueryResult | None = None
+        error_class: ErrorClass | None = None
+        error_message: str | None = None
+        started = time.perf_counter()
+        if not query:
+            error_class, error_message = ErrorClass.SYNTAX, EMPTY_EXTRACTION_MESSAGE
+        else:
+            result, error_class, error_message = _execute(engine, query, config)
+            if result is not None and looks_empty(result) and self.parts.values:
+                value_findings = check_values(query, index)
+                if self.parts.repair:
+                    repaired, applied = apply_edits(query, value_findings)
+                    if applied:
+                        rerun, rerun_class, rerun_message = _execute(engine, repaired, config)
+                        if rerun is not None:
+                            repairs += applied
+                            query, result = repaired, rerun
+                            error_class, error_message = rerun_class, rerun_message
+                            value_findings = (
+                                check_values(query, index) if looks_empty(rerun) else []
+                            )
+                findings += value_findings
+        execution_s = time.perf_counter() - started
+        attempt = Attempt(
+            index=t,
+            context_messages=context_messages,
+            raw_text=response.text,
+            query=query,
+            outcome="ok" if result is not None else "error",
+            error_class=error_class,
+            error_message=error_message,
+            row_count=result.row_count if result is not None else None,
+            truncated=result.truncated if result is not None else False,
+            prompt_tokens=response.prompt_tokens,
+            completion_tokens=response.completion_tokens,
+            finish_reason=response.finish_reason,
+            seed=config.attempt_seed(t),
+            model_latency_s=response.latency_s,
+            execution_latency_s=execution_s,
+            original_query=original if repairs else None,
+            findings=findings,
+            repairs=repairs,
+            verdict=_verdict(result, findings),
+        )
+        return attempt, result
+
+
+def _execute(
+    engine: GraphEngine, query: str, config: StrategyConfig
+) -> tuple[QueryResult | None, ErrorClass | None, str | None]:
+    try:
+        return engine.execute(query, timeout_s=config.timeout_s, row_cap=config.row_cap), None, None
+    except QueryError as e:
+        return None, e.error_class, e.engine_message
+
+
+def looks_empty(result: QueryResult) -> bool:
+    """True for no rows, or rows whose every value is null, 0, an empty list or string.
+
+    ``count(...)`` over a pattern that matched nothing returns one row holding 0,
+    the same non-answer as no rows, so both get the value check.
+    """
+    return all(value in (None, 0, "", []) for row in result.rows for value in row)
+
+
+def _verdict(result: QueryResult | None, findings: list[Finding]) -> Verdict:
+    flagged = [f for f in findings if f.code != "sql_habit"]
+    if result is None:
+        return "error"
+    if looks_empty(result):
+        return "explained_empty" if flagged else "empty"
+    return "flagged" if flagged else "answer"
+
+
+def _attempt_notes(attempt: Attempt) -> list[str]:
+    """What the next attempt is told about this one, one line each, without its query."""
+    notes = [f.message for f in attempt.findings]
+    if attempt.error_message and not attempt.ok:
+        message = _engine_message(attempt.error_message)
+        hint = error_hint(message)
+        notes.append(f"a query failed with: {message}" + (f" ({hint})" if hint else ""))
+    if attempt.verdict == "empty" and not notes:
+        notes.append(
+            "a query returned no rows; check the relationship directions and stored values"
+        )
+    return notes
+
+
+def _with_notes(base: list[ChatMessage], notes: list[str]) -> list[ChatMessage]:
+    """C0 with the notes appended to the question (the last user message)."""
+    last = base[-1]
+    body = "\n".join(f"- {note}" for note in notes)
+    return [
+        *base[:-1],
+        ChatMessage(role=last.role, content=f"{last.content}\n\n{NOTES_HEADER}\n{body}"),
+    ]

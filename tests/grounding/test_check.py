@@ -1,0 +1,240 @@
+"""The static schema check, value grounding and deterministic repairs, on a real engine."""
+
+from __future__ import annotations
+
+import pytest
+
+from cypherturn.graph import GraphEngine
+from cypherturn.grounding import (
+    FINDING_CODES,
+    GraphIndex,
+    apply_edits,
+    check_query,
+    check_values,
+    error_hint,
+)
+
+
+def codes(query: str, index: GraphIndex) -> list[str]:
+    return [f.code for f in check_query(query, index).findings]
+
+
+VALID = [
+    "MATCH (p:Person)-[:PARTY_TO]->(c:Crime) RETURN p.name, c.type",
+    "MATCH (c:Crime)<-[:PARTY_TO]-(p:Person) WHERE c.type = 'Burglary' RETURN count(p) AS n",
+    "MATCH (p:Person)-[:PARTY_TO]-(c:Crime) RETURN count(*)",
+    "MATCH (a:Person)-[k:KNOWS]->(b) WHERE k.since > 2000 RETURN a.name, b.name",
+    "MATCH (c:Crime) WITH c.type AS t, count(*) AS n WHERE n > 1 RETURN t, n ORDER BY n DESC",
+    "MATCH (o:Officer)<-[:INVESTIGATED_BY]-(c:Crime) RETURN o.name, count(c) AS n ORDER BY n DESC",
+    "MATCH (p:Person) WHERE p.name IN ['Ada', 'Alan'] RETURN [x IN collect(p.surname) | toUpper(x)] AS s",
+    "MATCH (p:Person) WITH collect(p.age) AS ages RETURN reduce(total = 0, a IN ages | total + a) AS t",
+    "MATCH (p:Person) WHERE (p)-[:PARTY_TO]->(:Crime) RETURN p.name",
+    "UNWIND ['Ada', 'Bob'] AS name MATCH (p:Person {name: name}) RETURN p.surname",
+    "MATCH (p:Person) RETURN p.name AS name UNION MATCH (o:Officer) RETURN o.name AS name",
+    "MATCH path = (a:Person)-[:KNOWS*1..2]->(b:Person) RETURN length(path), b.name",
+    "MATCH (c:Crime)-[:OCCURRED_AT]->(l:Location) RETURN l.address, count(c) AS crimes",
+    "CALL db.labels() YIELD label RETURN label",
+    "MATCH (n) RETURN labels(n)[0] AS label, count(*) AS n",
+    "MATCH (p:Person) WITH p ORDER BY p.age DESC LIMIT 2 RETURN p.name",
+    "MATCH (p:Person) RETURN p.name AS select, p.age AS having",
+]
+
+
+@pytest.mark.parametrize("query", VALID)
+def test_queries_that_run_correctly_get_no_finding(
+    query: str, crime: GraphEngine, index: GraphIndex
+) -> None:
+    crime.execute(query)  # every case is valid on the engine
+    report = check_query(query, index)
+    assert report.parsed and report.findings == [], [f.message for f in report.findings]
+
+
+def test_reversed_direction_is_found_and_repaired(crime: GraphEngine, index: GraphIndex) -> None:
+    query = "MATCH (c:Crime)-[r:PARTY_TO]->(p:Person) RETURN count(p) AS n"
+    assert crime.execute(query).rows == [[0]]
+    (finding,) = check_query(query, index).findings
+    assert finding.code == "reversed_direction"
+    assert "(:Person)-[:PARTY_TO]->(:Crime)" in finding.message
+    repaired, applied = apply_edits(query, [finding])
+    assert applied == [finding]
+    assert repaired == "MATCH (c:Crime)<-[r:PARTY_TO]-(p:Person) RETURN count(p) AS n"
+    assert crime.execute(repaired).rows == [[3]]
+    assert check_query(repaired, index).ok
+
+
+def test_direction_is_judged_from_labels_bound_elsewhere(index: GraphIndex) -> None:
+    query = "MATCH (c:Crime) MATCH (c)-[:PARTY_TO]->(p) RETURN p"
+    (finding,) = check_query(query, index).findings
+    assert finding.code == "reversed_direction"
+    repaired, _ = apply_edits(query, [finding])
+    assert repaired == "MATCH (c:Crime) MATCH (c)<-[:PARTY_TO]-(p) RETURN p"
+
+
+def test_bracketless_arrow_is_flipped(index: GraphIndex) -> None:
+    query = "MATCH (o:Officer)-->(c:Crime) RETURN c"
+    assert codes(query, index) == []  # an untyped arrow names no type to check
+    query = "MATCH (o:Officer)-[:INVESTIGATED_BY]->(c:Crime) RETURN c"
+    (finding,) = check_query(query, index).findings
+    assert (
+        apply_edits(query, [finding])[0]
+        == "MATCH (o:Officer)<-[:INVESTIGATED_BY]-(c:Crime) RETURN c"
+    )
+
+
+def test_type_between_wrong_labels(index: GraphIndex) -> None:
+    (finding,) = check_query(
+        "MATCH (p:Person)-[:INVESTIGATED_BY]->(o:Officer) RETURN o", index
+    ).findings
+    assert finding.code == "wrong_endpoints" and finding.edit is None
+    assert "(:Crime)-[:INVESTIGATED_BY]->(:Officer)" in finding.message
+
+
+def test_unknown_names_with_case_repairs(crime: GraphEngine, index: GraphIndex) -> None:
+    query = "MATCH (p:person)-[:party_to]->(c:Crimes) RETURN p.name"
+    report = check_query(query, index)
+    assert [f.code for f in report.findings] == [
+        "unknown_label",
+        "unknown_label",
+        "unknown_relationship_type",
+    ]
+    by_name = {query[f.span[0] : f.span[1]]: f for f in report.findings if f.span}
+    assert by_name["person"].edit is not None and by_name["party_to"].edit is not None
+    assert by_name["Crimes"].edit is None and by_name["Crimes"].suggestions[0] == "Crime"
+    repaired, applied = apply_edits(query, report.findings)
+    assert (
+        repaired == "MATCH (p:Person)-[:PARTY_TO]->(c:Crimes) RETURN p.name" and len(applied) == 2
+    )
+
+
+def test_property_on_the_wrong_label(index: GraphIndex) -> None:
+    (finding,) = check_query("MATCH (c:Crime) WHERE c.gender = 'F' RETURN c", index).findings
+    assert finding.code == "property_not_on_label"
+    assert "Person" in finding.message and finding.edit is None
+    (unknown,) = check_query("MATCH (p:Person) RETURN p.colour", index).findings
+    assert unknown.code == "unknown_property"
+    (cased,) = check_query("MATCH (p:Person) RETURN p.Name", index).findings
+    assert cased.edit is not None and cased.edit.replacement == "name"
+    (rel,) = check_query("MATCH (:Person)-[k:KNOWS]->() RETURN k.weight", index).findings
+    assert rel.code == "unknown_property"
+    (in_map,) = check_query("MATCH (c:Crime {name: 'x'}) RETURN c", index).findings
+    assert in_map.code == "property_not_on_label"
+
+
+def test_undefined_variable(crime: GraphEngine, index: GraphIndex) -> None:
+    query = "MATCH (c:Crime) WITH c.type AS t, count(*) AS n RETURN t, n, c"
+    (finding,) = check_query(query, index).findings
+    assert finding.code == "undefined_variable" and "'c'" in finding.message
+
+
+@pytest.mark.parametrize(
+    ("query", "words"),
+    [
+        ("MATCH (c:Crime) RETURN c.type, count(*) GROUP BY c.type", "GROUP BY"),
+        ("MATCH (c:Crime) RETURN c.type AS t, count(*) AS n HAVING n > 1", "HAVING"),
+        ("MATCH (c:Crime) WHERE c.type LIKE 'Bur%' RETURN c", "LIKE"),
+        ("SELECT * FROM Crime", "SELECT"),
+        ("MATCH (c:Crime) RETURN c.type RETURN c.date", "one RETURN"),
+    ],
+)
+def test_sql_habits_get_a_hint(query: str, words: str, index: GraphIndex) -> None:
+    findings = check_query(query, index).findings
+    assert [f.code for f in findings] == ["sql_habit"]
+    assert words.split()[0].lower() in findings[0].message.lower() or words in findings[0].message
+
+
+def test_not_equal_is_repaired(crime: GraphEngine, index: GraphIndex) -> None:
+    query = "MATCH (c:Crime) WHERE c.type != 'Drugs' AND c.id <> '!=' RETURN count(c)"
+    (finding,) = check_query(query, index).findings
+    repaired, _ = apply_edits(query, [finding])
+    assert repaired == "MATCH (c:Crime) WHERE c.type <> 'Drugs' AND c.id <> '!=' RETURN count(c)"
+    assert crime.execute(repaired).rows == [[2]]
+
+
+def test_unparsable_query_gets_no_verdict(index: GraphIndex) -> None:
+    report = check_query("MATCH (p:Persn RETURN p", index)
+    assert not report.parsed and report.findings == [] and report.parse_error
+    assert not check_query("MATCH (p:Person) RETURN 'unterminated", index).parsed
+
+
+@pytest.mark.parametrize(
+    ("query", "stored"),
+    [
+        ("MATCH (c:Crime) WHERE c.type = 'BURGLARY' RETURN count(c)", "'Burglary'"),
+        ("MATCH (c:Crime {type: 'burglary'}) RETURN count(c)", "'Burglary'"),
+        ("MATCH (o:Officer) WHERE o.rank IN ['sergeant'] RETURN o.name", "'Sergeant'"),
+        ("MATCH (c:Crime) WHERE 'drugs' = c.type RETURN c.id", "'Drugs'"),
+        ("MATCH (c:Crime) WHERE toLower(c.type) = 'Burglary' RETURN c.id", "'burglary'"),
+    ],
+)
+def test_a_literal_with_one_case_insensitive_match_is_repaired(
+    query: str, stored: str, crime: GraphEngine, index: GraphIndex
+) -> None:
+    before = crime.execute(query).rows
+    assert before in ([], [[0]])
+    (finding,) = check_values(query, index)
+    assert finding.code == "value_not_found" and finding.edit is not None
+    assert finding.edit.replacement == stored
+    repaired, _ = apply_edits(query, [finding])
+    after = crime.execute(repaired).rows
+    assert after not in ([], [[0]])
+    assert check_values(repaired, index) == []
+
+
+def test_a_literal_with_no_match_lists_the_nearest_values(index: GraphIndex) -> None:
+    (gender,) = check_values("MATCH (p:Person) WHERE p.gender = 'female' RETURN count(p)", index)
+    assert gender.edit is None and gender.suggestions[0] == "F"
+    (typo,) = check_values("MATCH (c:Crime) WHERE c.type = 'Burglery' RETURN c", index)
+    assert typo.suggestions == ["Burglary"] and typo.edit is None
+    (elsewhere,) = check_values("MATCH (l:Location) WHERE l.address = 'Burglary' RETURN l", index)
+    assert "Crime.type = 'Burglary'" in elsewhere.message
+
+
+def test_stored_literals_and_other_operators_are_not_findings(index: GraphIndex) -> None:
+    assert check_values("MATCH (c:Crime) WHERE c.type = 'Drugs' RETURN c", index) == []
+    assert check_values("MATCH (l:Location) WHERE l.address CONTAINS 'Picc' RETURN l", index) == []
+    (missing,) = check_values(
+        "MATCH (l:Location) WHERE l.address CONTAINS 'Oxford' RETURN l", index
+    )
+    assert missing.edit is None
+    assert check_values("MATCH (c:Crime) WHERE c.type <> 'Nothing' RETURN c", index) == []
+    assert check_values("MATCH (c) WHERE c.type = 'Nothing' RETURN c", index) == []  # no label
+
+
+def test_schema_text_lists_stored_values_within_the_budget(index: GraphIndex) -> None:
+    plain = index.schema_text()
+    grounded = index.schema_text(values=True)
+    assert grounded.startswith(plain) and "Crime.type: 'Burglary', 'Drugs'" in grounded
+    assert "Person.gender: 'F', 'M'" in grounded
+    small = index.schema_text(values=True, budget_chars=40)
+    assert len(small) - len(plain) < 40 + 80
+
+
+def test_index_keys_are_complete(crime: GraphEngine, index: GraphIndex) -> None:
+    assert index.label_keys["Person"] == frozenset({"name", "surname", "gender", "age"})
+    assert index.type_keys["KNOWS"] == frozenset({"since"})
+    assert ("Person", "PARTY_TO", "Crime") in index.triples()
+
+
+def test_every_code_has_a_case() -> None:
+    exercised = {
+        "unknown_label", "unknown_relationship_type", "unknown_property", "property_not_on_label",
+        "reversed_direction", "wrong_endpoints", "undefined_variable", "sql_habit", "value_not_found",
+    }  # fmt: skip
+    assert exercised == set(FINDING_CODES)
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "MATCH (a:Crime)-[:INVESTIGATED_BY]->(b:Officer) RETURN b.name ORDER BY count(*) DESC",
+        "MATCH (n:Person) WHERE exists((n)-[:PARTY_TO]->()) RETURN count(n)",
+        "MATCH (c:Crime) RETURN c.type RETURN c.date",
+        "MATCH (c:Crime) RETURN c.type, count(*) GROUP BY c.type",
+    ],
+)
+def test_engine_errors_small_models_repeat_get_a_hint(query: str, crime: GraphEngine) -> None:
+    from cypherturn.errors import QueryError
+
+    with pytest.raises(QueryError) as caught:
+        crime.execute(query)
+    assert error_hint(caught.value.engine_message)

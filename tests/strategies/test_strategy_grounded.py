@@ -1,0 +1,155 @@
+"""ras+ with a replay model against the real embedded FalkorDB: checks, repairs, selection, feedback."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from cypherturn.errors import ConfigError
+from cypherturn.graph import GraphEngine
+from cypherturn.grounding import graph_index
+from cypherturn.models import ReplayChatModel
+from cypherturn.strategies import (
+    GROUNDING_PARTS,
+    NOTES_HEADER,
+    StrategyConfig,
+    StrategyResult,
+    get_strategy,
+    load_prompts,
+)
+
+QUESTION = "How many people took part in a burglary?"
+REVERSED = "MATCH (c:Crime)-[:PARTY_TO]->(p:Person) WHERE c.type = 'Burglary' RETURN count(p) AS n"
+SHOUTED = "MATCH (p:Person)-[:PARTY_TO]->(c:Crime) WHERE c.type = 'BURGLARY' RETURN count(p) AS n"
+GOOD = "MATCH (p:Person)-[:PARTY_TO]->(c:Crime) WHERE c.type = 'Burglary' RETURN count(p) AS n"
+WRONG_LABEL = "MATCH (p:Person) WHERE p.type = 'Burglary' RETURN count(p) AS n"
+NO_MATCH = "MATCH (p:Person)-[:PARTY_TO]->(c:Crime) WHERE c.type = 'Arson' RETURN count(p) AS n"
+EMPTY = "MATCH (p:Person) WHERE p.age > 200 RETURN p.name"
+
+
+@pytest.fixture
+def crime(make_engine: Callable[..., GraphEngine]) -> GraphEngine:
+    engine = make_engine("grounded")
+    engine.write(
+        "CREATE (a:Person {name: 'Ada', age: 36})-[:PARTY_TO]->(:Crime {type: 'Burglary'}),"
+        " (b:Person {name: 'Alan', age: 41})-[:PARTY_TO]->(:Crime {type: 'Drugs'}),"
+        " (:Person {name: 'Grace', age: 50})-[:PARTY_TO]->(:Crime {type: 'Burglary'})"
+    )
+    return engine
+
+
+def run(
+    name: str, engine: GraphEngine, responses: list[str], budget: int = 3
+) -> tuple[StrategyResult, ReplayChatModel]:
+    model = ReplayChatModel(responses)
+    schema = graph_index(engine).schema_text()
+    result = get_strategy(name).run(
+        model, engine, QUESTION, schema, StrategyConfig(budget=budget, seed=0)
+    )
+    return result, model
+
+
+def test_a_reversed_direction_is_repaired_and_recorded(crime: GraphEngine) -> None:
+    result, _ = run("ras+", crime, [REVERSED])
+    (attempt,) = result.attempts
+    assert attempt.original_query == REVERSED
+    assert (
+        attempt.query
+        == "MATCH (c:Crime)<-[:PARTY_TO]-(p:Person) WHERE c.type = 'Burglary' RETURN count(p) AS n"
+    )
+    assert [r.code for r in attempt.repairs] == ["reversed_direction"]
+    assert attempt.verdict == "answer" and attempt.findings == []
+    assert result.final_result is not None and result.final_result.rows == [[2]]
+    assert result.success and result.selected_attempt == 1 and result.strategy == "ras+"
+
+
+def test_a_literal_in_the_wrong_case_is_repaired_after_zero_rows(crime: GraphEngine) -> None:
+    result, _ = run("ras+", crime, [SHOUTED])
+    (attempt,) = result.attempts
+    assert attempt.query == GOOD and attempt.original_query == SHOUTED
+    assert [r.code for r in attempt.repairs] == ["value_not_found"]
+    assert result.final_result is not None and result.final_result.rows == [[2]]
+
+
+def test_without_repair_the_finding_fails_the_attempt_and_feeds_back(crime: GraphEngine) -> None:
+    result, model = run("ras+:check,values,feedback", crime, [SHOUTED, GOOD])
+    first, second = result.attempts
+    assert first.verdict == "explained_empty" and first.repairs == [] and first.query == SHOUTED
+    assert [f.code for f in first.findings] == ["value_not_found"]
+    assert second.verdict == "answer" and result.final_query == GOOD
+    # notes feedback: a fresh C0 whose question carries the finding, without the failed query
+    c0 = model.calls[0]
+    retry = model.calls[1]
+    assert len(retry) == len(c0) and retry[:-1] == c0[:-1]
+    assert NOTES_HEADER in retry[-1].content and "'Burglary'" in retry[-1].content
+    assert SHOUTED not in "".join(m.content for m in retry)
+
+
+def test_the_papers_feedback_form_appends_the_query_and_the_findings(crime: GraphEngine) -> None:
+    result, model = run("ras+:check,values", crime, [SHOUTED, GOOD])
+    retry = model.calls[1]
+    assert len(retry) == len(model.calls[0]) + 2
+    assert retry[-2].role == "assistant" and retry[-2].content == SHOUTED
+    assert "stored values include 'Burglary'" in retry[-1].content
+    assert result.final_query == GOOD
+
+
+def test_a_flagged_query_that_runs_is_not_the_answer(crime: GraphEngine) -> None:
+    result, _ = run("ras+", crime, [WRONG_LABEL, GOOD])
+    first = result.attempts[0]
+    assert first.outcome == "ok" and first.verdict == "explained_empty"
+    assert "property_not_on_label" in {f.code for f in first.findings}
+    assert result.selected_attempt == 2 and result.final_result is not None
+    assert result.final_result.rows == [[2]]
+
+
+def test_zero_rows_no_check_explains_is_an_answer_without_select(crime: GraphEngine) -> None:
+    result, _ = run("ras+:check,values,repair", crime, [EMPTY, GOOD])
+    (attempt,) = result.attempts
+    assert attempt.verdict == "empty" and result.success and result.final_query == EMPTY
+
+
+def test_select_keeps_looking_past_an_empty_result_and_keeps_it_as_a_fallback(
+    crime: GraphEngine,
+) -> None:
+    found, _ = run("ras+", crime, [EMPTY, GOOD])
+    assert [a.verdict for a in found.attempts] == ["empty", "answer"]
+    assert found.selected_attempt == 2
+    fallback, _ = run("ras+", crime, [EMPTY, NO_MATCH, "MATCH (p:Person RETURN p"])
+    assert [a.verdict for a in fallback.attempts] == ["empty", "explained_empty", "error"]
+    assert fallback.selected_attempt == 1 and fallback.final_query == EMPTY and fallback.success
+
+
+def test_ras_plus_with_no_part_is_ras(crime: GraphEngine) -> None:
+    responses = ["MATCH (p:Person RETURN p", "MATCH (p:Persn) RETURN p.name", GOOD]
+    plain, plain_model = run("ras", crime, list(responses))
+    bare, bare_model = run("ras+:", crime, list(responses))
+    assert (
+        bare.strategy == "ras+:" and bare.grounding is not None and bare.grounding.enabled() == []
+    )
+    assert [a.query for a in bare.attempts] == [a.query for a in plain.attempts]
+    assert [a.outcome for a in bare.attempts] == [a.outcome for a in plain.attempts]
+    assert bare_model.calls == plain_model.calls
+
+
+def test_a_grammar_is_not_offered_to_a_model_without_grammar_support(crime: GraphEngine) -> None:
+    result, model = run("ras+", crime, [GOOD])
+    assert not result.attempts[0].grammar and model.settings[0]["seed"] == 0
+
+
+def test_strategy_names() -> None:
+    assert get_strategy("ras+:values,check").name == "ras+:check,values"
+    assert get_strategy("ras+:" + ",".join(GROUNDING_PARTS)).name == "ras+"
+    with pytest.raises(ConfigError, match="unknown ras\\+ part"):
+        get_strategy("ras+:spell")
+    with pytest.raises(ConfigError, match="unknown strategy"):
+        get_strategy("rass")
+
+
+def test_the_values_part_puts_stored_values_in_the_prompt(crime: GraphEngine) -> None:
+    _, with_values = run("ras+", crime, [GOOD])
+    _, without = run("ras+:check", crime, [GOOD])
+    assert "Crime.type: 'Burglary', 'Drugs'" in with_values.calls[0][0].content
+    assert "Stored values" not in without.calls[0][0].content
+    assert load_prompts().version == "v2"
