@@ -138,7 +138,7 @@ def ask(
     *,
     graph: str = DEFAULT_GRAPH,
     engine_url: str | None = None,
-    strategy: str = "ras",
+    strategy: str = "ras+",
     budget: int = 5,
     model: str | ChatModel = "default",
     model_options: dict[str, Any] | None = None,

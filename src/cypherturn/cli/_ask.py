@@ -36,7 +36,11 @@ def ask(
     ),
     engine: EngineOpt = None,
     strategy: str = typer.Option(
-        "ras", "--strategy", "-s", help="single | is | ras (RAS paper, Algorithms 1 and 2)."
+        "ras+",
+        "--strategy",
+        "-s",
+        help="single | is | ras (RAS paper, Algorithms 1 and 2) | ras+ (grounded: schema check, "
+        "stored values, repairs, grammar, selection) | ras+:PART,... (only those parts).",
     ),
     budget: int = typer.Option(5, "-n", "--budget", min=1, help="Budget T: the most attempts."),
     model: ModelOptions = "default",
@@ -97,8 +101,13 @@ def print_trace(result: StrategyResult) -> None:
     """Print every attempt (query, then error or row count) and the final rows."""
     for attempt in result.attempts:
         console.print(_attempt_panel(attempt, result.budget))
+    chosen = (
+        f", attempt {result.selected_attempt} selected"
+        if result.selected_attempt is not None and result.selected_attempt != result.attempts_used
+        else ""
+    )
     summary = (
-        f"[green]executed[/] after {result.attempts_used} of {result.budget} attempts"
+        f"[green]executed[/] after {result.attempts_used} of {result.budget} attempts{chosen}"
         if result.success
         else f"[red]no executable query[/] in {result.budget} attempts; the last one is returned"
     )
@@ -119,19 +128,49 @@ def _attempt_panel(attempt: Attempt, budget: int) -> Panel:
         status = f"[green]✓ {attempt.row_count} rows[/]" + (
             " [yellow](truncated)[/]" if attempt.truncated else ""
         )
-        style = "green"
+        style = "green" if attempt.verdict in (None, "answer", "empty") else "yellow"
     else:
         status = f"[red]✗ {attempt.error_class}[/]: {escape(attempt.error_message or '')}"
         style = "red"
+    if attempt.verdict is not None:
+        status += f" [dim]· verdict[/] {_VERDICTS[attempt.verdict]}"
     tokens = f"{attempt.prompt_tokens}+{attempt.completion_tokens} tokens, {attempt.model_latency_s:.1f} s"
     return Panel(
-        Group(query, Text.from_markup(status)),
+        Group(*_grounding_lines(attempt), query, Text.from_markup(status)),
         title=f"attempt {attempt.index}/{budget}",
         subtitle=tokens,
         border_style=style,
         title_align="left",
         subtitle_align="right",
     )
+
+
+_VERDICTS = {
+    "answer": "[green]answer[/]",
+    "empty": "[green]empty answer[/] (no check explains it)",
+    "flagged": "[yellow]flagged[/] (runs, but a check found a defect)",
+    "explained_empty": "[yellow]no rows, explained by a check[/]",
+    "error": "[red]error[/]",
+}
+
+
+def _grounding_lines(attempt: Attempt) -> list[Text]:
+    """The model's own query when repairs changed it, each repair, and each finding (ras+)."""
+    lines: list[Text] = []
+    if attempt.original_query is not None:
+        lines.append(Text.from_markup(f"[dim]model wrote:[/] {escape(attempt.original_query)}"))
+    for repair in attempt.repairs:
+        reason = repair.edit.reason if repair.edit is not None else ""
+        lines.append(
+            Text.from_markup(
+                f"[cyan]repaired[/] {repair.code}: {escape(repair.message)} [dim]({escape(reason)})[/]"
+            )
+        )
+    for finding in attempt.findings:
+        lines.append(
+            Text.from_markup(f"[yellow]check[/] {finding.code}: {escape(finding.message)}")
+        )
+    return lines
 
 
 def result_table(result: QueryResult, limit: int = _SHOWN_ROWS) -> Table:
