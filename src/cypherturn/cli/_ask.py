@@ -170,6 +170,8 @@ def _grounding_lines(attempt: Attempt) -> list[Text]:
         lines.append(
             Text.from_markup(f"[yellow]check[/] {finding.code}: {escape(finding.message)}")
         )
+    if attempt.verdict in ("answer", "empty") and not attempt.findings:
+        lines.append(Text.from_markup("[green]checks passed[/] [dim](schema, stored values)[/]"))
     return lines
 
 
