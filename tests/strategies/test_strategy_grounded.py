@@ -8,7 +8,7 @@ import pytest
 
 from cypherturn.errors import ConfigError
 from cypherturn.graph import GraphEngine
-from cypherturn.grounding import graph_index
+from cypherturn.grounding import check_query, graph_index
 from cypherturn.models import ReplayChatModel
 from cypherturn.strategies import (
     GROUNDING_PARTS,
@@ -16,6 +16,7 @@ from cypherturn.strategies import (
     StrategyConfig,
     StrategyResult,
     get_strategy,
+    grounded_examples,
     load_prompts,
 )
 
@@ -153,3 +154,19 @@ def test_the_values_part_puts_stored_values_in_the_prompt(crime: GraphEngine) ->
     assert "Crime.type: 'Burglary', 'Drugs'" in with_values.calls[0][0].content
     assert "Stored values" not in without.calls[0][0].content
     assert load_prompts().version == "v2"
+
+
+def test_grounded_examples_run_and_pass_the_check(make_engine: Callable[..., GraphEngine]) -> None:
+    engine = make_engine("examples")
+    engine.write(
+        "UNWIND range(1, 40) AS i "
+        "CREATE (c:Crime {type: CASE WHEN i % 3 = 0 THEN 'Drugs' ELSE 'Burglary' END})"
+        "-[:INVESTIGATED_BY]->(:Officer {name: 'Officer ' + toString(i % 4), rank: 'Sergeant'})"
+    )
+    index = graph_index(engine)
+    examples = grounded_examples(index)
+    assert len(examples) == 3
+    assert "burglary" in examples[0].question and "'Burglary'" in examples[0].cypher
+    for example in examples:
+        assert engine.execute(example.cypher).rows
+        assert check_query(example.cypher, index).ok

@@ -49,12 +49,14 @@ class PropertyValues:
         key: the property key.
         values: distinct values, most frequent first (all of them when ``complete``).
         complete: ``values`` lists every distinct stored value.
+        holders: entities holding one of ``values`` (all holders of the key when complete).
     """
 
     owner: str
     key: str
     values: tuple[str, ...]
     complete: bool
+    holders: int = 0
 
 
 @dataclass
@@ -298,9 +300,14 @@ def _build(engine: GraphEngine) -> GraphIndex:
                 f"{match} WHERE {prop} IS NOT NULL RETURN {prop} AS v, count(*) AS c "
                 f"ORDER BY c DESC, v LIMIT {LOW_CARDINALITY + 1}"
             ).rows
-            strings = tuple(str(row[0]) for row in rows if isinstance(row[0], str))
-            complete = len(rows) <= LOW_CARDINALITY
-            values[(owner, key)] = PropertyValues(owner, key, strings[:LOW_CARDINALITY], complete)
+            kept = [row for row in rows[:LOW_CARDINALITY] if isinstance(row[0], str)]
+            values[(owner, key)] = PropertyValues(
+                owner,
+                key,
+                tuple(str(row[0]) for row in kept),
+                complete=len(rows) <= LOW_CARDINALITY,
+                holders=sum(int(row[1]) for row in kept),
+            )
     return GraphIndex(schema, label_keys, type_keys, values, engine)
 
 

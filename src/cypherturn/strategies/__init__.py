@@ -5,7 +5,7 @@ one question with at most ``config.budget`` generate-extract-execute attempts
 (RAS paper, Algorithms 1 and 2) and returns a :class:`StrategyResult`.
 """
 
-from cypherturn.strategies._examples import FewShotExample, schema_examples
+from cypherturn.strategies._examples import FewShotExample, grounded_examples, schema_examples
 from cypherturn.strategies._extract import extract_cypher
 from cypherturn.strategies._grounded import NOTES_HEADER, GroundedStrategy, looks_empty
 from cypherturn.strategies._prompts import PROMPT_VERSION, PromptSet, load_prompts
@@ -49,6 +49,7 @@ __all__ = [
     "Verdict",
     "extract_cypher",
     "get_strategy",
+    "grounded_examples",
     "load_prompts",
     "looks_empty",
     "schema_examples",

@@ -13,8 +13,9 @@ from __future__ import annotations
 from pydantic import BaseModel
 
 from cypherturn.graph import GraphSchema, LabelSchema
+from cypherturn.grounding import GraphIndex
 
-__all__ = ["FewShotExample", "schema_examples"]
+__all__ = ["FewShotExample", "grounded_examples", "schema_examples"]
 
 
 class FewShotExample(BaseModel):
@@ -93,6 +94,90 @@ def schema_examples(schema: GraphSchema) -> list[FewShotExample]:
                     f"MATCH (a:{_q(pattern.source)})-[:{_q(pattern.type)}]->(b:{_q(pattern.target)}) "
                     f"RETURN DISTINCT a.{_q(source_prop)} AS {_q(source_prop)}"
                 ),
+            )
+        )
+        break
+    return examples
+
+
+def _display_property(label: LabelSchema) -> str | None:
+    """The string property a person would show: a name, title or description if there is one."""
+    names = sorted(key for key, kind in label.properties.items() if kind == "STRING")
+    preferred = [n for n in names if any(w in n.lower() for w in ("name", "title", "description"))]
+    return (preferred or names or [None])[0]
+
+
+def _literal(value: str) -> str:
+    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def grounded_examples(index: GraphIndex) -> list[FewShotExample]:
+    """Up to three examples that show what small models get wrong, built from schema and data.
+
+    1. a count filtered on a stored value, the question writing the value in
+       lower case and the query writing it exactly as stored;
+    2. a top-3 over the most frequent relationship pattern, asked from the
+       target's side while the pattern keeps the schema's direction, ordered by an alias;
+    3. a filter on an aggregate with ``WITH ... WHERE`` (Cypher has no HAVING).
+
+    Used by ``ras+`` with its ``values`` part (deterministic; no example is
+    about the user's question).
+
+    Args:
+        index: the graph's grounding index.
+
+    Returns:
+        0-3 examples.
+    """
+    schema = index.schema
+    counts = {label.label: label.count for label in schema.labels}
+    examples: list[FewShotExample] = []
+    # a category: few values, each shared by many entities, held by most of the label
+    filters = sorted(
+        (
+            pv
+            for pv in index.values.values()
+            if pv.complete and 2 <= len(pv.values) <= pv.holders / 2 and pv.owner in counts
+        ),
+        key=lambda pv: (-pv.holders, len(pv.values), pv.owner, pv.key),
+    )
+    if filters:
+        pv = filters[0]
+        v = _var(pv.owner)
+        value = pv.values[0]
+        examples.append(
+            FewShotExample(
+                question=f"How many {pv.owner} have {pv.key} {value.lower()}?",
+                cypher=(
+                    f"MATCH ({v}:{_q(pv.owner)}) WHERE {v}.{_q(pv.key)} = {_literal(value)} "
+                    f"RETURN count({v}) AS count"
+                ),
+            )
+        )
+    type_count = {item.type: item.count for item in schema.relationship_types}
+    by_label = {item.label: item for item in schema.labels}
+    patterns = sorted(
+        (p for p in schema.patterns if p.source != p.target and p.target in by_label),
+        key=lambda p: (-type_count.get(p.type, 0), p.source, p.type, p.target),
+    )
+    for pattern in patterns:
+        prop = _display_property(by_label[pattern.target])
+        if prop is None:
+            continue
+        rel = f"(a:{_q(pattern.source)})-[:{_q(pattern.type)}]->(b:{_q(pattern.target)})"
+        examples.append(
+            FewShotExample(
+                question=f"Which 3 {pattern.target} have the most {pattern.source}, and how many?",
+                cypher=(
+                    f"MATCH {rel} RETURN b.{_q(prop)} AS {_q(prop)}, count(a) AS count "
+                    "ORDER BY count DESC LIMIT 3"
+                ),
+            )
+        )
+        examples.append(
+            FewShotExample(
+                question=f"How many {pattern.target} have more than 10 {pattern.source}?",
+                cypher=(f"MATCH {rel} WITH b, count(a) AS n WHERE n > 10 RETURN count(b) AS count"),
             )
         )
         break

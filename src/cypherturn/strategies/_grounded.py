@@ -44,7 +44,7 @@ from cypherturn.grounding import (
     graph_index,
 )
 from cypherturn.models import ChatMessage, ChatModel, ChatResponse
-from cypherturn.strategies._examples import FewShotExample
+from cypherturn.strategies._examples import FewShotExample, grounded_examples
 from cypherturn.strategies._extract import extract_cypher
 from cypherturn.strategies._prompts import load_prompts
 from cypherturn.strategies._records import (
@@ -128,6 +128,7 @@ class GroundedStrategy:
         index = graph_index(engine)
         if self.parts.values:
             schema_text = index.schema_text(values=True)
+            examples = grounded_examples(index) or examples
         base = prompts.initial_context(question, schema_text, examples)
         grammar = self._grammar(model, index)
         context = list(base)
