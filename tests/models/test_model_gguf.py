@@ -1,14 +1,25 @@
-"""GGUFChatModel with the bundled default model (SmolLM2-135M-Instruct): real in-process generation."""
+"""GGUFChatModel with the bundled default model (SmolLM2-135M-Instruct): real in-process generation.
+
+Also streaming, grammar-constrained decoding and the on-disk prompt-prefix
+cache, the last one across real processes.
+"""
 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from cypherturn.agent import tool_definitions
-from cypherturn.errors import ContextLengthError
+from cypherturn.errors import ConfigError, ContextLengthError
 from cypherturn.models import ChatMessage, GGUFChatModel, default_model_path, load_model
+from cypherturn.models._prefix_cache import CACHE_DIR_ENV
 
 SCHEMA = """Node properties:
 Person {name: STRING, age: INTEGER}
@@ -29,9 +40,18 @@ QUESTION = [
 ]
 
 
+@pytest.fixture(scope="module", autouse=True)
+def prefix_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A private cache folder, so that the module's prefix entries stay out of ~/.cache."""
+    folder = tmp_path_factory.mktemp("cypherturn-cache")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(CACHE_DIR_ENV, str(folder))
+        yield folder
+
+
 @pytest.fixture(scope="module")
-def default_model() -> GGUFChatModel:
-    model = load_model("default")
+def default_model(prefix_cache_dir: Path) -> GGUFChatModel:
+    model = load_model("smollm2-135m")
     assert isinstance(model, GGUFChatModel)
     model.load()
     return model
@@ -45,7 +65,7 @@ def test_default_model_generates_text_with_token_counts(default_model: GGUFChatM
     assert 1 <= response.completion_tokens <= 48
     assert response.finish_reason in {"stop", "length"}
     assert response.latency_s > 0
-    assert response.model == "default"
+    assert response.model == "smollm2-135m"
 
 
 def test_same_seed_gives_the_same_completion(default_model: GGUFChatModel) -> None:
@@ -120,3 +140,226 @@ def test_tool_wire_format_without_a_model() -> None:
     assert (parsed.name, parsed.arguments) == ("INSPECT_SCHEMA", "{}")
     (raw_newline,) = _constrained_call('{"name": "ASK_USER", "arguments": {"question": "a\nb"}}')
     assert json.loads(raw_newline.arguments) == {"question": "a\nb"}
+
+
+def few_shot_context(question: str = "Which people live in Paris?") -> list[ChatMessage]:
+    """A v2-style context (system prompt with schema, one example, the question).
+
+    The system prompt carries a unique tag, so no earlier call of this process
+    holds its prefix in memory.
+    """
+    return [
+        ChatMessage(
+            role="system",
+            content=(
+                f"Task {uuid.uuid4().hex}: generate a Cypher statement to query a graph database.\n"
+                f"Use only the provided relationship types and properties.\nSchema:\n{SCHEMA}\n"
+                "Answer every question with one Cypher statement and nothing else."
+            ),
+        ),
+        ChatMessage(role="user", content="How many Person nodes are there?"),
+        ChatMessage(role="assistant", content="MATCH (p:Person) RETURN count(p) AS count"),
+        ChatMessage(role="user", content=question),
+    ]
+
+
+def test_streamed_pieces_make_the_text_and_match_the_unstreamed_completion(
+    default_model: GGUFChatModel,
+) -> None:
+    context = few_shot_context()
+    pieces: list[str] = []
+
+    streamed = default_model.chat(
+        context, temperature=0.0, max_tokens=40, seed=3, on_token=pieces.append
+    )
+    plain = default_model.chat(context, temperature=0.0, max_tokens=40, seed=3)
+
+    assert len(pieces) > 1
+    assert "".join(pieces) == streamed.text
+    assert streamed.text == plain.text
+    assert streamed.finish_reason == plain.finish_reason
+    assert streamed.prompt_tokens == plain.prompt_tokens
+    assert abs(streamed.completion_tokens - plain.completion_tokens) <= 1
+
+
+def test_the_prompt_prefix_in_memory_is_reported(default_model: GGUFChatModel) -> None:
+    context = few_shot_context()
+    first = default_model.chat(context, temperature=0.0, max_tokens=8, seed=0)
+    context[-1] = ChatMessage(role="user", content="Which cities are there?")
+
+    again = default_model.chat(context, temperature=0.0, max_tokens=8, seed=0)
+
+    assert first.cached_prompt_tokens < first.prompt_tokens / 2
+    assert again.prompt_cache == "memory"
+    assert again.prompt_tokens / 2 < again.cached_prompt_tokens < again.prompt_tokens
+
+
+_CHILD = """
+import json, sys
+from cypherturn.models import ChatMessage, GGUFChatModel, default_model_path
+context = [ChatMessage(**m) for m in json.loads(sys.argv[1])]
+model = GGUFChatModel(default_model_path())
+response = model.chat(context, temperature=0.0, max_tokens=40, seed=7)
+print(response.model_dump_json())
+"""
+
+
+def _fresh_process_chat(context: list[ChatMessage], cache: Path) -> dict[str, object]:
+    """One call in a new Python process with the cache folder ``cache``."""
+    done = subprocess.run(
+        [sys.executable, "-c", _CHILD, json.dumps([m.model_dump() for m in context])],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, CACHE_DIR_ENV: str(cache)},
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    record: dict[str, object] = json.loads(done.stdout.strip().splitlines()[-1])
+    return record
+
+
+def _chat_here(
+    context: list[ChatMessage], cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> tuple[dict[str, object], GGUFChatModel]:
+    """The same call as :func:`_fresh_process_chat`, in this process, by a new model instance."""
+    monkeypatch.setenv(CACHE_DIR_ENV, str(cache))
+    model = GGUFChatModel(default_model_path())
+    response = model.chat(context, temperature=0.0, max_tokens=40, seed=7)
+    return response.model_dump(), model
+
+
+def _entries(cache: Path) -> list[Path]:
+    return sorted((cache / "prefix").glob("*/*.state"))
+
+
+def test_a_new_process_loads_the_prefix_from_disk_and_completes_the_same(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    context = few_shot_context()
+
+    first, _ = _chat_here(context, tmp_path, monkeypatch)
+    (entry,) = _entries(tmp_path)
+    second = _fresh_process_chat(context, tmp_path)
+
+    assert first["prompt_cache"] is None
+    assert second["prompt_cache"] == "disk"
+    assert isinstance(second["cached_prompt_tokens"], int)
+    assert isinstance(second["prompt_tokens"], int)
+    assert second["prompt_tokens"] / 2 < second["cached_prompt_tokens"] < second["prompt_tokens"]
+    assert second["text"] == first["text"]
+    assert _entries(tmp_path) == [entry]
+
+
+def test_another_question_on_the_same_prefix_reuses_the_entry(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    context = few_shot_context()
+    _chat_here(context, tmp_path, monkeypatch)
+    context[-1] = ChatMessage(role="user", content="Which cities are there?")
+
+    other = _fresh_process_chat(context, tmp_path)
+
+    assert other["prompt_cache"] == "disk"
+    assert len(_entries(tmp_path)) == 1
+
+
+@pytest.mark.parametrize("damage", ["truncate", "flip", "garbage", "unloadable"])
+def test_a_corrupt_entry_is_ignored_and_replaced(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, damage: str
+) -> None:
+    context = few_shot_context()
+    reference, model = _chat_here(context, tmp_path, monkeypatch)
+    store = model.prefix_store
+    assert store is not None
+    (entry,) = _entries(tmp_path)
+    data = bytearray(entry.read_bytes())
+    if damage == "truncate":
+        entry.write_bytes(bytes(data[: len(data) // 2]))
+    elif damage == "flip":
+        data[-100] ^= 0xFF
+        entry.write_bytes(bytes(data))
+    elif damage == "garbage":
+        entry.write_bytes(b"not a prefix state")
+    else:
+        stored = store.read(entry)
+        assert stored is not None
+        # well-formed and checksummed, but not a state llama.cpp can load
+        assert store.write(stored.tokens, b"junk" * 1000) == entry
+
+    recovered = _fresh_process_chat(context, tmp_path)
+
+    assert recovered["prompt_cache"] is None
+    assert recovered["text"] == reference["text"]
+    assert _entries(tmp_path) == [entry]
+    assert store.read(entry) is not None
+
+
+def test_prefix_cache_off_writes_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(CACHE_DIR_ENV, str(tmp_path))
+    model = GGUFChatModel(default_model_path(), prefix_cache=False)
+
+    response = model.chat(few_shot_context(), temperature=0.0, max_tokens=4, seed=0)
+
+    assert response.prompt_cache != "disk"
+    assert not (tmp_path / "prefix").exists()
+    assert model.prefix_store is None
+
+
+def test_a_grammar_forces_the_text(default_model: GGUFChatModel) -> None:
+    forced = "MATCH (n) RETURN n"
+    pieces: list[str] = []
+
+    response = default_model.chat(
+        few_shot_context(), temperature=0.9, max_tokens=32, seed=1, grammar=f'root ::= "{forced}"'
+    )
+    streamed = default_model.chat(
+        few_shot_context(),
+        temperature=0.9,
+        max_tokens=32,
+        seed=2,
+        grammar=f'root ::= "{forced}"',
+        on_token=pieces.append,
+    )
+
+    assert default_model.supports_grammar
+    assert response.text == forced
+    assert response.finish_reason == "stop"
+    assert "".join(pieces) == streamed.text == forced
+
+
+def test_a_grammar_choice_stays_within_its_alternatives(default_model: GGUFChatModel) -> None:
+    grammar = 'root ::= "MATCH (p:Person) RETURN " ("p.name" | "p.age" | "count(p)")'
+    allowed = {f"MATCH (p:Person) RETURN {tail}" for tail in ("p.name", "p.age", "count(p)")}
+
+    texts = {
+        default_model.chat(
+            few_shot_context(), temperature=1.0, max_tokens=32, seed=seed, grammar=grammar
+        ).text
+        for seed in range(3)
+    }
+
+    assert texts <= allowed
+
+
+@pytest.mark.parametrize(
+    ("grammar", "message"),
+    [
+        ('root ::= "MATCH', "unexpected end of input"),
+        ("root ::= query", "Undefined rule identifier 'query'"),
+        ('query ::= "MATCH (n) RETURN n"', "root"),
+    ],
+)
+def test_a_grammar_that_does_not_compile_is_a_config_error(
+    default_model: GGUFChatModel, grammar: str, message: str
+) -> None:
+    with pytest.raises(ConfigError, match="grammar does not compile") as caught:
+        default_model.chat(QUESTION, max_tokens=4, grammar=grammar)
+
+    assert message in str(caught.value)
+
+
+def test_a_grammar_with_tools_is_a_config_error(default_model: GGUFChatModel) -> None:
+    tools = [t for t in tool_definitions() if t.name == "EXECUTE_CYPHER"]
+
+    with pytest.raises(ConfigError, match="grammar cannot be combined with tools"):
+        default_model.chat(QUESTION, max_tokens=4, tools=tools, grammar='root ::= "x"')

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
 import typer
-from rich.console import Group
+from rich.console import Console, Group
 from rich.markup import escape
 from rich.panel import Panel
 from rich.syntax import Syntax
@@ -18,6 +19,14 @@ from cypherturn import api
 from cypherturn.cli._app import app, console
 from cypherturn.cli._options import EngineOpt, ModelOptions, model_options
 from cypherturn.graph import QueryResult
+from cypherturn.models import (
+    DEFAULT_TEMPERATURE,
+    ChatMessage,
+    ChatModel,
+    ChatResponse,
+    ToolSpec,
+    load_model,
+)
 from cypherturn.strategies import Attempt, StrategyResult
 
 __all__ = ["ask"]
@@ -73,15 +82,21 @@ def ask(
     if not as_json:
         console.print(f"[bold]Question:[/] {escape(question)}")
         console.print(f"[dim]graph {graph} · strategy {strategy}@{budget} · model {model}[/]")
-    with nullcontext() if as_json else console.status("Generating and executing Cypher..."):
+    options = model_options(model, base_url)
+    streaming = not as_json and console.is_terminal
+    chosen: str | ChatModel = (
+        StreamedModel(load_model(model, **options), console) if streaming else model
+    )
+    quiet = as_json or streaming
+    with nullcontext() if quiet else console.status("Generating and executing Cypher..."):
         result = api.ask(
             question,
             graph=graph,
             engine_url=engine,
             strategy=strategy,
             budget=budget,
-            model=model,
-            model_options=model_options(model, base_url),
+            model=chosen,
+            model_options=options,
             temperature=temperature,
             seed=seed,
             timeout_s=timeout,
@@ -95,6 +110,70 @@ def ask(
         print_trace(result)
     if not result.success:
         raise typer.Exit(2)
+
+
+class StreamedModel:
+    """A chat model whose calls show their generated text on a console as it arrives.
+
+    Each call prints an ``attempt k`` header, then the streamed pieces in dim
+    text (the strategies call the model once per attempt); everything else is
+    the wrapped model's.
+
+    Args:
+        model: the model that generates.
+        console: where the text goes.
+    """
+
+    def __init__(self, model: ChatModel, console: Console) -> None:
+        self._model = model
+        self._console = console
+        self._calls = 0
+
+    @property
+    def spec(self) -> str:
+        """The wrapped model's spec."""
+        return self._model.spec
+
+    @property
+    def supports_grammar(self) -> bool:
+        """Whether the wrapped model decodes under a grammar."""
+        return self._model.supports_grammar
+
+    def chat(
+        self,
+        messages: list[ChatMessage],
+        *,
+        temperature: float = DEFAULT_TEMPERATURE,
+        max_tokens: int = 512,
+        seed: int | None = None,
+        tools: Sequence[ToolSpec] | None = None,
+        grammar: str | None = None,
+        on_token: Callable[[str], None] | None = None,
+    ) -> ChatResponse:
+        """The wrapped model's :meth:`~cypherturn.models.ChatModel.chat`, streamed to the console.
+
+        A caller's own ``on_token`` still receives every piece.
+        """
+        self._calls += 1
+        self._console.print(f"[bold dim]attempt {self._calls}[/]")
+
+        def show(piece: str) -> None:
+            self._console.out(piece, style="dim", end="", highlight=False)
+            if on_token is not None:
+                on_token(piece)
+
+        try:
+            return self._model.chat(
+                messages,
+                temperature=temperature,
+                max_tokens=max_tokens,
+                seed=seed,
+                tools=tools,
+                grammar=grammar,
+                on_token=show,
+            )
+        finally:
+            self._console.out("")
 
 
 def print_trace(result: StrategyResult) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -90,6 +90,11 @@ class ChatResponse(BaseModel):
         model: the model's spec string.
         finish_reason: ``stop``, ``length``, ``tool_calls``, ... when known.
         tool_calls: the function calls made, when tools were offered.
+        cached_prompt_tokens: leading prompt tokens whose evaluated state was reused
+            instead of evaluated by this call (in-process GGUF models; 0 elsewhere).
+        prompt_cache: where that state came from: ``memory`` (an earlier call in
+            this process) or ``disk`` (the on-disk prefix cache); ``None`` when
+            nothing was reused.
     """
 
     text: str
@@ -99,6 +104,8 @@ class ChatResponse(BaseModel):
     model: str = ""
     finish_reason: str | None = Field(default=None, description="'stop', 'length', ... when known.")
     tool_calls: list[ToolCall] = Field(default_factory=list)
+    cached_prompt_tokens: int = 0
+    prompt_cache: Literal["memory", "disk"] | None = None
 
 
 @runtime_checkable
@@ -110,6 +117,11 @@ class ChatModel(Protocol):
         """The spec string that rebuilds this model (recorded in run logs)."""
         ...
 
+    @property
+    def supports_grammar(self) -> bool:
+        """Whether :meth:`chat` accepts a ``grammar`` (GGUF models: llama.cpp GBNF)."""
+        ...
+
     def chat(
         self,
         messages: list[ChatMessage],
@@ -118,10 +130,26 @@ class ChatModel(Protocol):
         max_tokens: int = 512,
         seed: int | None = None,
         tools: Sequence[ToolSpec] | None = None,
+        grammar: str | None = None,
+        on_token: Callable[[str], None] | None = None,
     ) -> ChatResponse:
         """Complete a chat; with ``tools``, the model may answer with :class:`ToolCall` s.
 
+        Args:
+            messages: the context, oldest first.
+            temperature: sampling temperature.
+            max_tokens: most tokens to generate.
+            seed: sampling seed (``None``: unseeded).
+            tools: functions the model may call.
+            grammar: GBNF text that constrains decoding; only for models whose
+                :attr:`supports_grammar` is true.
+            on_token: called with each piece of generated text as it arrives (in
+                order; the pieces concatenate to the response's ``text``). Without
+                it the call does not stream and its response is the same.
+
         Raises:
+            ConfigError: a grammar was given to a model that does not support one,
+                or does not compile, or was given together with ``tools``.
             ModelUnavailableError: the model cannot be loaded or reached.
             ModelResponseError: the endpoint answered without a usable completion.
         """

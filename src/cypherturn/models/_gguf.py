@@ -1,18 +1,29 @@
-"""In-process GGUF chat models through llama-cpp-python, and the bundled default model."""
+"""In-process GGUF chat models through llama-cpp-python, and the bundled default model.
+
+Besides plain completion the model streams (``on_token``), decodes under a
+llama.cpp GBNF grammar (``grammar``) and keeps the evaluated prompt prefix on
+disk (:mod:`cypherturn.models._prefix_cache`), so that a new process does not
+evaluate a known system prompt again.
+"""
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import importlib.util
 import json
 import logging
 import os
+import tempfile
 import threading
 import time
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
+
+import numpy as np
 
 from cypherturn.errors import (
     ConfigError,
@@ -26,6 +37,15 @@ from cypherturn.models._base import (
     ChatResponse,
     ToolCall,
     ToolSpec,
+)
+from cypherturn.models._prefix_cache import (
+    DEFAULT_PREFIX_CACHE_BYTES,
+    PrefixStore,
+    StoredPrefix,
+    Tokens,
+    common_prefix,
+    model_key,
+    prefix_cache_dir,
 )
 
 __all__ = [
@@ -73,13 +93,33 @@ def default_model_path() -> Path:
     )
 
 
+_MIN_PREFIX_TOKENS = 64
+"""Shortest prompt prefix worth a disk entry (a state file costs about 28 kB per token for Qwen2.5-1.5B)."""
+
+_MIN_LOAD_GAIN = 16
+"""A disk entry is loaded only when it covers this many more tokens than the state in memory."""
+
+_GRAMMARS_KEPT = 32
+"""Compiled grammars remembered per model (one per schema in practice)."""
+
+
 @dataclass(slots=True)
 class _Loaded:
-    """A loaded llama.cpp model and the lock that serialises calls into it."""
+    """A loaded llama.cpp model, the lock that serialises calls into it, and what is derived from it.
+
+    Attributes:
+        llama: the ``llama_cpp.Llama``.
+        lock: held for every call into ``llama``.
+        load_s: seconds the load took.
+        formatter: the model's chat template (``None`` when the file has none).
+        grammars: validated grammars by GBNF text, least recently used first.
+    """
 
     llama: Any
     lock: threading.Lock
     load_s: float
+    formatter: Any = None
+    grammars: OrderedDict[str, Any] = field(default_factory=OrderedDict)
 
 
 _CACHE: dict[tuple[str, int, bool], _Loaded] = {}
@@ -146,7 +186,12 @@ def _load(path: Path, n_ctx: int, extra_buffer_types: bool) -> _Loaded:
                     )
         except (ValueError, RuntimeError, OSError) as e:
             raise ModelUnavailableError(f"cannot load GGUF model {path}: {e}") from e
-        loaded = _Loaded(llama=llama, lock=threading.Lock(), load_s=time.perf_counter() - started)
+        loaded = _Loaded(
+            llama=llama,
+            lock=threading.Lock(),
+            load_s=time.perf_counter() - started,
+            formatter=_chat_formatter(llama),
+        )
         logger.info("loaded GGUF model %s (n_ctx=%d) in %.2f s", path, llama.n_ctx(), loaded.load_s)
         _CACHE[key] = loaded
         return loaded
@@ -160,6 +205,186 @@ def _trained_context(metadata: dict[str, str]) -> int | None:
         return int(value) if value is not None else None
     except ValueError:
         return None
+
+
+def _chat_formatter(llama: Any) -> Any:
+    """The chat template of the GGUF metadata, as llama-cpp-python builds it for completions.
+
+    The same template with the same special-token texts renders the prompt
+    ``create_chat_completion`` tokenizes, so the prefix cache can compute the
+    prompt's tokens before the call. ``None`` when the file has no template
+    (llama-cpp-python then falls back to a built-in format, and no prefix is
+    cached).
+    """
+    template = llama.metadata.get("tokenizer.chat_template")
+    if not template:
+        return None
+    from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+    def text(token: int) -> str:
+        return (
+            llama.detokenize([token], special=True).decode("utf-8", errors="replace")
+            if token >= 0
+            else ""
+        )
+
+    return Jinja2ChatFormatter(
+        template=template,
+        eos_token=text(llama.token_eos()),
+        bos_token=text(llama.token_bos()),
+        stop_token_ids=[llama.token_eos()],
+    )
+
+
+def _render(loaded: _Loaded, payload: list[dict[str, str]]) -> Tokens | None:
+    """The tokens the chat template makes of ``payload`` (``None``: no template, or it refused)."""
+    if loaded.formatter is None:
+        return None
+    import jinja2
+
+    try:
+        result = loaded.formatter(messages=payload)
+    except (ValueError, TypeError, jinja2.TemplateError) as e:
+        # templates refuse some contexts (e.g. roles that do not alternate) via raise_exception
+        logger.debug("chat template cannot render the context: %s", e)
+        return None
+    tokens = loaded.llama.tokenize(
+        result.prompt.encode("utf-8"), add_bos=not result.added_special, special=True
+    )
+    return np.asarray(tokens, dtype=np.int32)
+
+
+def _leading_system(payload: list[dict[str, str]]) -> int:
+    """How many messages at the start of ``payload`` are system messages."""
+    count = 0
+    for message in payload:
+        if message["role"] != "system":
+            break
+        count += 1
+    return count
+
+
+def _capture_state(llama: Any) -> bytes:
+    """llama.cpp's state of the context (the evaluated tokens' KV cache), as bytes.
+
+    ``Llama.save_state`` is not used: it also copies the ``n_batch x n_vocab``
+    score buffer (311 MB for a Qwen2.5 vocabulary), which completions without
+    ``logits_all`` never read.
+    """
+    import llama_cpp
+
+    size = llama_cpp.llama_state_get_size(llama.ctx)
+    buffer = (ctypes.c_uint8 * size)()
+    written = llama_cpp.llama_state_get_data(llama.ctx, buffer, size)
+    return ctypes.string_at(ctypes.addressof(buffer), min(int(written), int(size)))
+
+
+def _restore_state(llama: Any, stored: StoredPrefix) -> bool:
+    """Make ``stored`` the context's evaluated state; ``False`` (context reset) when llama.cpp refuses it.
+
+    Mirrors ``Llama.load_state`` without its score-buffer copy, which pages in
+    the whole ``n_batch x n_vocab`` buffer (1.4 s for Qwen2.5 on a cold process)
+    only to fill rows that sampling does not read. The next completion compares
+    its prompt with the restored tokens and evaluates only what follows the
+    common prefix.
+    """
+    import llama_cpp
+
+    count = len(stored.tokens)
+    if count >= llama.n_ctx():
+        return False
+    buffer = (ctypes.c_uint8 * len(stored.state)).from_buffer_copy(stored.state)
+    if llama_cpp.llama_state_set_data(llama.ctx, buffer, len(stored.state)) != len(stored.state):
+        llama.reset()
+        return False
+    llama.input_ids[:count] = stored.tokens
+    llama.n_tokens = count
+    # what Llama.load_state sets too: restored logits are not sampled from without a decode
+    llama._requires_eval = True
+    return True
+
+
+def _evaluate_prefix(llama: Any, prefix: Tokens) -> bool:
+    """Evaluate ``prefix`` so the context holds exactly its state; ``False`` if it does not.
+
+    A one-token greedy completion of the prefix evaluates it through the
+    library's own path (which reuses any common prefix already in memory); the
+    sampled token is not evaluated, so the context then holds the prefix alone.
+    """
+    llama.create_completion(prompt=prefix.tolist(), max_tokens=1, temperature=0.0)
+    count = int(llama.n_tokens)
+    return count == len(prefix) and common_prefix(llama.input_ids[:count], prefix) == count
+
+
+@contextlib.contextmanager
+def _captured_stderr() -> Iterator[list[str]]:
+    """Collect what native code writes to file descriptor 2 inside the block (llama.cpp's grammar parser)."""
+    lines: list[str] = []
+    with tempfile.TemporaryFile() as sink:
+        saved = os.dup(2)
+        os.dup2(sink.fileno(), 2)
+        try:
+            yield lines
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            sink.seek(0)
+            lines.extend(sink.read().decode("utf-8", errors="replace").splitlines())
+
+
+def _compile_grammar(loaded: _Loaded, grammar: str) -> Any:
+    """A ``LlamaGrammar`` of GBNF text that llama.cpp accepts, remembered per text.
+
+    llama-cpp-python's ``LlamaGrammar.from_string`` only keeps the text; the
+    grammar is parsed when a completion builds its sampler, and a grammar that
+    does not parse then makes a null sampler that crashes the process
+    (SIGSEGV). So the text is parsed here first, by the same llama.cpp call, and
+    refused with llama.cpp's own message. A ``LlamaGrammar`` holds no parse
+    state (each completion builds a fresh sampler from the text), so one object
+    serves every call.
+
+    Raises:
+        ConfigError: the grammar does not parse or has no ``root`` rule.
+    """
+    known = loaded.grammars.get(grammar)
+    if known is not None:
+        loaded.grammars.move_to_end(grammar)
+        return known
+    import llama_cpp
+    from llama_cpp import LlamaGrammar
+
+    vocab = llama_cpp.llama_model_get_vocab(loaded.llama.model)
+    with _captured_stderr() as messages:
+        sampler = llama_cpp.llama_sampler_init_grammar(vocab, grammar.encode("utf-8"), b"root")
+    if not sampler:
+        detail = "; ".join(line.strip() for line in messages if line.strip())
+        raise ConfigError(
+            "the GBNF grammar does not compile: "
+            + (detail or "it has no 'root' rule or an empty one")
+        )
+    llama_cpp.llama_sampler_free(sampler)
+    compiled = LlamaGrammar.from_string(grammar, verbose=False)
+    loaded.grammars[grammar] = compiled
+    while len(loaded.grammars) > _GRAMMARS_KEPT:
+        loaded.grammars.popitem(last=False)
+    return compiled
+
+
+def _streamed(chunks: Iterable[Any], on_token: Callable[[str], None]) -> tuple[str, str | None]:
+    """Read a ``create_chat_completion(stream=True)`` iterator: the text and the finish reason.
+
+    Each non-empty content delta goes to ``on_token`` as it arrives.
+    """
+    pieces: list[str] = []
+    finish_reason: str | None = None
+    for chunk in chunks:
+        choice = chunk["choices"][0]
+        piece = choice.get("delta", {}).get("content")
+        if piece:
+            pieces.append(piece)
+            on_token(piece)
+        finish_reason = choice.get("finish_reason") or finish_reason
+    return "".join(pieces), finish_reason
 
 
 def tool_call_schema(tools: Sequence[ToolSpec]) -> dict[str, Any]:
@@ -246,6 +471,18 @@ class GGUFChatModel:
     for the life of the process, shared by every instance with the same path
     and settings, because loading is the slow part.
 
+    Prompt prefix cache: llama.cpp reuses the longest common prefix of the
+    previous prompt within a process. With ``prefix_cache`` on, the evaluated
+    state of a context's prefix (every message before the last user message:
+    for ``ask``, the system prompt with the schema and the few-shot examples)
+    is also kept on disk under :func:`~cypherturn.models._prefix_cache.prefix_cache_dir`,
+    per model file, context size and prefix tokens, so that the first call of
+    a new process loads it instead of evaluating it. A prefix is written only
+    when neither memory nor disk already covers the context's leading system
+    messages, so RAS retries and multi-turn sessions (whose earlier turns are
+    in memory) add no entries. Models without a chat template in their file
+    cache nothing on disk.
+
     Args:
         path: the ``.gguf`` file.
         n_ctx: context window in tokens; capped at the model's training context.
@@ -253,11 +490,14 @@ class GGUFChatModel:
             types (AMX and other repacking kernels). Off by default because the
             AMX path segfaults in some virtual machines; turning it on can speed
             up some quantisation types on bare metal.
+        prefix_cache: keep evaluated prompt prefixes on disk (see above).
+        prefix_cache_max_bytes: bound on the disk prefix cache, all models
+            together; the least recently used entries are removed first.
         spec: the spec string recorded for this model (default ``gguf:<path>``).
 
     Raises:
         ModelUnavailableError: the file does not exist.
-        ConfigError: ``n_ctx`` is not positive.
+        ConfigError: ``n_ctx`` or ``prefix_cache_max_bytes`` is not positive.
     """
 
     def __init__(
@@ -266,6 +506,8 @@ class GGUFChatModel:
         *,
         n_ctx: int = DEFAULT_N_CTX,
         extra_buffer_types: bool = False,
+        prefix_cache: bool = True,
+        prefix_cache_max_bytes: int = DEFAULT_PREFIX_CACHE_BYTES,
         spec: str | None = None,
     ) -> None:
         self._path = Path(path).expanduser()
@@ -273,8 +515,15 @@ class GGUFChatModel:
             raise ModelUnavailableError(f"GGUF model file not found: {self._path}")
         if n_ctx < 1:
             raise ConfigError(f"n_ctx must be a positive number of tokens, got {n_ctx}")
+        if prefix_cache_max_bytes < 1:
+            raise ConfigError(
+                f"prefix_cache_max_bytes must be a positive number of bytes, got {prefix_cache_max_bytes}"
+            )
         self._n_ctx = n_ctx
         self._extra_buffer_types = extra_buffer_types
+        self._prefix_cache = prefix_cache
+        self._prefix_cache_max_bytes = prefix_cache_max_bytes
+        self._store: PrefixStore | None = None
         self._spec = spec or f"gguf:{self._path}"
 
     @property
@@ -286,6 +535,16 @@ class GGUFChatModel:
     def path(self) -> Path:
         """The GGUF file."""
         return self._path
+
+    @property
+    def supports_grammar(self) -> bool:
+        """True: :meth:`chat` decodes under a llama.cpp GBNF ``grammar``."""
+        return True
+
+    @property
+    def prefix_store(self) -> PrefixStore | None:
+        """The disk prefix cache of this model once a call has used it (``None`` before, or when off)."""
+        return self._store
 
     def load(self) -> float:
         """Load the model now instead of on the first call.
@@ -307,6 +566,8 @@ class GGUFChatModel:
         max_tokens: int = 512,
         seed: int | None = None,
         tools: Sequence[ToolSpec] | None = None,
+        grammar: str | None = None,
+        on_token: Callable[[str], None] | None = None,
     ) -> ChatResponse:
         """Complete a chat with the model's own chat template.
 
@@ -320,16 +581,30 @@ class GGUFChatModel:
             max_tokens: most tokens to generate (a call cut short yields no tool call).
             seed: sampling seed; ``None`` draws a fresh one.
             tools: the functions the model may call.
+            grammar: llama.cpp GBNF text (start rule ``root``) the completion must
+                match; checked once per text and model, then reused.
+            on_token: called with each piece of text as it is generated
+                (``create_chat_completion(stream=True)``); the pieces concatenate
+                to ``text``. Token counts are then the prompt's tokens and the
+                completion text re-tokenized, as streamed chunks carry no usage.
 
         Returns:
-            The completion with token counts from llama.cpp's usage figures and
-            the wall time of the call in seconds.
+            The completion with token counts from llama.cpp's usage figures, the
+            wall time of the call in seconds (prefix-cache work included), and
+            how many prompt tokens were reused from memory or disk.
 
         Raises:
+            ConfigError: ``grammar`` together with ``tools``, or a grammar that
+                does not compile.
             ModelUnavailableError: llama.cpp cannot load the file.
             ContextLengthError: the prompt does not fit the context window.
             ModelResponseError: llama.cpp returned no completion.
         """
+        if grammar is not None and tools:
+            raise ConfigError(
+                f"{self._spec}: a grammar cannot be combined with tools (tool calls are "
+                "already constrained by their own JSON grammar); pass one or the other"
+            )
         loaded = _load(self._path, self._n_ctx, self._extra_buffer_types)
         payload = _wire(messages, tools)
         extra: dict[str, Any] = {}
@@ -337,33 +612,131 @@ class GGUFChatModel:
             extra["response_format"] = {"type": "json_object", "schema": tool_call_schema(tools)}
         started = time.perf_counter()
         with loaded.lock:
+            if grammar is not None:
+                extra["grammar"] = _compile_grammar(loaded, grammar)
+            prompt = _render(loaded, payload)
+            cached, source = self._reuse_prefix(loaded, payload, prompt)
             try:
                 raw = loaded.llama.create_chat_completion(
                     messages=payload,
                     temperature=temperature,
                     max_tokens=max_tokens,
                     seed=seed,
+                    stream=on_token is not None,
                     **extra,
                 )
+                streamed = _streamed(raw, on_token) if on_token is not None else None
             except ValueError as e:
                 if "context window" in str(e):
                     raise ContextLengthError(f"{self._spec}: {e}") from e
                 raise ModelResponseError(f"{self._spec}: {e}") from e
+            if streamed is not None:
+                text, finish_reason = streamed
+                prompt_tokens = len(prompt) if prompt is not None else 0
+                completion_tokens = (
+                    len(loaded.llama.tokenize(text.encode("utf-8"), add_bos=False, special=True))
+                    if text
+                    else 0
+                )
         latency = time.perf_counter() - started
-        try:
-            choice = raw["choices"][0]
-            text = choice["message"]["content"] or ""
-            usage = raw.get("usage") or {}
-        except (KeyError, IndexError, TypeError) as e:
-            raise ModelResponseError(
-                f"{self._spec}: llama.cpp returned no completion: {raw!r}"
-            ) from e
+        if streamed is None:
+            try:
+                choice = raw["choices"][0]
+                text = choice["message"]["content"] or ""
+                usage = raw.get("usage") or {}
+            except (KeyError, IndexError, TypeError) as e:
+                raise ModelResponseError(
+                    f"{self._spec}: llama.cpp returned no completion: {raw!r}"
+                ) from e
+            finish_reason = choice.get("finish_reason")
+            prompt_tokens = int(usage.get("prompt_tokens", 0))
+            completion_tokens = int(usage.get("completion_tokens", 0))
         return ChatResponse(
             text=text,
-            prompt_tokens=int(usage.get("prompt_tokens", 0)),
-            completion_tokens=int(usage.get("completion_tokens", 0)),
+            prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens,
             latency_s=latency,
             model=self._spec,
-            finish_reason=choice.get("finish_reason"),
+            finish_reason=finish_reason,
             tool_calls=_constrained_call(text) if tools else [],
+            cached_prompt_tokens=cached,
+            prompt_cache=source,
+        )
+
+    def _prefix_store_for(self, loaded: _Loaded) -> PrefixStore | None:
+        if not self._prefix_cache or loaded.formatter is None:
+            return None
+        if self._store is None:
+            import llama_cpp
+
+            try:
+                key = model_key(self._path, loaded.llama.n_ctx(), llama_cpp.__version__)
+            except OSError as e:
+                logger.warning("prefix cache off for %s: %s", self._path, e)
+                self._prefix_cache = False
+                return None
+            self._store = PrefixStore(
+                prefix_cache_dir(), key, max_bytes=self._prefix_cache_max_bytes
+            )
+        return self._store
+
+    def _reuse_prefix(
+        self, loaded: _Loaded, payload: list[dict[str, str]], prompt: Tokens | None
+    ) -> tuple[int, Literal["memory", "disk"] | None]:
+        """Bring the prompt's prefix into the context before the completion (called under the lock).
+
+        Loads the disk entry that covers more of the prompt than the state in
+        memory does; when neither covers the leading system messages, evaluates
+        the prefix (every message before the last user message) and stores it.
+
+        Returns:
+            The prompt tokens the completion will not evaluate, and where their
+            state came from.
+        """
+        llama = loaded.llama
+        if prompt is None or len(prompt) >= llama.n_ctx():
+            return 0, None
+        reused = common_prefix(llama.input_ids[: llama.n_tokens], prompt)
+        source: Literal["memory", "disk"] = "memory"
+        store = self._prefix_store_for(loaded)
+        if store is not None and len(payload) > 1 and payload[-1]["role"] == "user":
+            before_last = _render(loaded, payload[:-1])
+            boundary = common_prefix(prompt, before_last) if before_last is not None else 0
+            if boundary >= _MIN_PREFIX_TOKENS and reused < boundary:
+                found = store.longest(prompt[:boundary])
+                if found is not None and found[1] > reused + _MIN_LOAD_GAIN:
+                    stored = store.read(found[0])
+                    if stored is not None:
+                        if _restore_state(llama, stored):
+                            reused, source = found[1], "disk"
+                        else:
+                            store.discard(stored.path)
+                            reused = 0
+                if reused < self._system_tokens(loaded, payload, prompt):
+                    self._store_prefix(store, llama, prompt[:boundary])
+        # a prompt the context already holds whole is re-evaluated from its last token
+        reused = min(reused, len(prompt) - 1)
+        return reused, source if reused > 0 else None
+
+    @staticmethod
+    def _system_tokens(loaded: _Loaded, payload: list[dict[str, str]], prompt: Tokens) -> int:
+        """Tokens of the prompt that render its leading system messages (0 when there are none)."""
+        count = _leading_system(payload)
+        if count == 0:
+            return 0
+        system = _render(loaded, payload[:count])
+        return common_prefix(prompt, system) if system is not None else 0
+
+    def _store_prefix(self, store: PrefixStore, llama: Any, prefix: Tokens) -> None:
+        started = time.perf_counter()
+        if not _evaluate_prefix(llama, prefix):
+            logger.debug("%s: prefix evaluation left another state; not cached", self._spec)
+            return
+        path = store.write(prefix, _capture_state(llama))
+        logger.info(
+            "%s: cached a prompt prefix of %d tokens at %s in %.2f s",
+            self._spec,
+            len(prefix),
+            path,
+            time.perf_counter() - started,
         )

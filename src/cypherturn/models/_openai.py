@@ -7,11 +7,12 @@ import logging
 import os
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import openai
-from openai.types.chat import ChatCompletion
+from openai.lib.streaming.chat import ChatCompletionStreamState
+from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
 from cypherturn.errors import (
     ConfigError,
@@ -158,6 +159,11 @@ class OpenAIChatModel:
         """The endpoint URL the SDK talks to."""
         return str(self._client.base_url)
 
+    @property
+    def supports_grammar(self) -> bool:
+        """False: the chat-completions API has no portable grammar field."""
+        return False
+
     def chat(
         self,
         messages: list[ChatMessage],
@@ -166,6 +172,8 @@ class OpenAIChatModel:
         max_tokens: int = 512,
         seed: int | None = None,
         tools: Sequence[ToolSpec] | None = None,
+        grammar: str | None = None,
+        on_token: Callable[[str], None] | None = None,
     ) -> ChatResponse:
         """Complete a chat through ``POST {base_url}/chat/completions``.
 
@@ -180,6 +188,11 @@ class OpenAIChatModel:
             seed: sent as ``seed`` when given (endpoints may ignore it).
             tools: offered as ``tools`` with ``tool_choice="auto"`` (native tool
                 calling); the model may still answer in text.
+            grammar: not supported (:attr:`supports_grammar` is false).
+            on_token: when given, the request streams (``stream: true`` with
+                ``stream_options.include_usage``) and each content delta is passed
+                on as it arrives; the chunks are assembled by the SDK's
+                ``ChatCompletionStreamState`` into the same response.
 
         Returns:
             The completion; ``latency_s`` is the wall time including SDK retries;
@@ -187,31 +200,37 @@ class OpenAIChatModel:
             unvalidated).
 
         Raises:
+            ConfigError: a grammar was given.
             ModelUnavailableError: the endpoint is unreachable, rejects the key,
                 does not serve the model, rate-limits, or keeps failing with 5xx.
             ModelResponseError: the endpoint refused the request (other 4xx) or
                 answered without a completion text.
         """
+        if grammar is not None:
+            raise ConfigError(
+                f"{self.spec}: an OpenAI-compatible endpoint cannot decode under a GBNF grammar"
+            )
         extra: dict[str, Any] = {} if seed is None else {"seed": seed}
         if tools:
             extra["tools"] = [t.openai() for t in tools]
             extra["tool_choice"] = "auto"
+        body = {
+            "model": self._model,
+            "messages": [_wire(m) for m in messages],
+            "temperature": temperature,
+            "max_tokens": max_tokens,
+            **extra,
+        }
         started = time.perf_counter()
         try:
             # The SDK's documented generic `post` (same retries, timeouts and error
             # types as `chat.completions.create`) skips create's recursive TypedDict
             # transform of the messages, which our plain dicts do not need: 28% of the
             # benchmark runner's CPU per call (benchmarks/bench_harness_overhead.py).
-            completion = self._client.post(
-                "/chat/completions",
-                body={
-                    "model": self._model,
-                    "messages": [_wire(m) for m in messages],
-                    "temperature": temperature,
-                    "max_tokens": max_tokens,
-                    **extra,
-                },
-                cast_to=ChatCompletion,
+            completion = (
+                self._client.post("/chat/completions", body=body, cast_to=ChatCompletion)
+                if on_token is None
+                else self._streamed(body, on_token)
             )
         except openai.APITimeoutError as e:
             raise ModelUnavailableError(
@@ -258,6 +277,42 @@ class OpenAIChatModel:
             ) from e
         latency = time.perf_counter() - started
         return self._response(completion, latency)
+
+    def _streamed(self, body: dict[str, Any], on_token: Callable[[str], None]) -> Any:
+        """Post a streaming request; pass content deltas on; the assembled completion (``None``: no chunk).
+
+        The SDK's errors (also those raised while reading the stream) reach the
+        caller's error mapping unchanged.
+
+        Raises:
+            ModelResponseError: a chunk does not have the chat-completion-chunk shape.
+        """
+        stream = self._client.post(
+            "/chat/completions",
+            body={**body, "stream": True, "stream_options": {"include_usage": True}},
+            cast_to=ChatCompletion,
+            stream=True,
+            stream_cls=openai.Stream[ChatCompletionChunk],
+        )
+        state: ChatCompletionStreamState[Any] = ChatCompletionStreamState()
+        received = False
+        with stream:
+            for chunk in stream:
+                try:
+                    state.handle_chunk(chunk)
+                    pieces = [
+                        c.delta.content
+                        for c in chunk.choices
+                        if c.index == 0 and c.delta is not None and c.delta.content
+                    ]
+                except (AttributeError, IndexError, KeyError, TypeError) as e:
+                    raise ModelResponseError(
+                        f"{self.spec}: malformed stream chunk from {self.base_url}: {chunk!r}"
+                    ) from e
+                received = True
+                for piece in pieces:
+                    on_token(piece)
+        return state.current_completion_snapshot if received else None
 
     def _response(self, completion: Any, latency: float) -> ChatResponse:
         """Validate the parts of a completion we use; anything missing is a ModelResponseError."""

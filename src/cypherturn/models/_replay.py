@@ -6,7 +6,7 @@ import json
 import math
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -152,6 +152,11 @@ class ReplayChatModel:
         return self._spec
 
     @property
+    def supports_grammar(self) -> bool:
+        """False: recorded responses cannot be constrained by a grammar."""
+        return False
+
+    @property
     def remaining(self) -> int:
         """Number of recorded responses not yet returned."""
         return len(self._responses) - self._next
@@ -164,6 +169,8 @@ class ReplayChatModel:
         max_tokens: int = 512,
         seed: int | None = None,
         tools: Sequence[ToolSpec] | None = None,
+        grammar: str | None = None,
+        on_token: Callable[[str], None] | None = None,
     ) -> ChatResponse:
         """Return the next recorded response (its tool calls included, offered tools or not).
 
@@ -173,13 +180,18 @@ class ReplayChatModel:
             max_tokens: recorded in :attr:`settings` (responses are not cut).
             seed: recorded in :attr:`settings`.
             tools: the offered tools' names are recorded in :attr:`settings`.
+            grammar: not supported (:attr:`supports_grammar` is false).
+            on_token: called once with the whole recorded text (when it is not empty).
 
         Returns:
             The next response with approximate token counts.
 
         Raises:
+            ConfigError: a grammar was given.
             ModelResponseError: every recorded response has been returned.
         """
+        if grammar is not None:
+            raise ConfigError(f"{self._spec}: a replay model cannot decode under a grammar")
         started = time.perf_counter()
         with self._lock:
             self.calls.append([m.model_copy() for m in messages])
@@ -198,6 +210,8 @@ class ReplayChatModel:
                 )
             text, tool_calls = self._responses[self._next]
             self._next += 1
+        if on_token is not None and text:
+            on_token(text)
         prompt_tokens = sum(
             approximate_tokens(m.content + "".join(c.name + c.arguments for c in m.tool_calls))
             + MESSAGE_OVERHEAD_TOKENS

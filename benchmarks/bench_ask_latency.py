@@ -1,0 +1,244 @@
+"""Seconds per ``ask`` with each local GGUF model: cold process, disk prefix cache, warm process.
+
+Run: ``python benchmarks/bench_ask_latency.py [--questions 5] [--models SPEC,SPEC]
+[--out docs/results/ask-latency/README.md]``.
+
+Every ``ask`` is ``api.ask`` on POLE with strategy ``single`` at temperature 0
+(one generation and one execution; prompt v2: system prompt with the schema,
+three few-shot examples, the question). For each model three settings are
+timed, each over the same questions:
+
+- **cold, no prefix cache**: a fresh ``python -c`` process per question, with an
+  empty prefix cache: the whole prompt is evaluated (and the prefix stored).
+- **cold, disk prefix**: a fresh process per question once the disk prefix
+  cache holds the graph's prefix: only the question's tokens are evaluated.
+- **warm process**: one process asks every question in turn; the first
+  question is not counted, the later ones reuse the prefix in memory.
+
+The seconds are the wall time of ``api.ask`` in the child (model call plus
+query execution); loading the model is timed apart (``GGUFChatModel.load``
+before the first ask), and so is the whole process (interpreter start,
+imports, load, ask). The embedded FalkorDB is kept running by this process,
+so no child pays for starting it. The prefix cache lives in a temporary
+``CYPHERTURN_CACHE_DIR``, so the user's cache is neither read nor changed.
+Default models: the bundled SmolLM2-135M and the two Qwen2.5-Coder GGUFs in
+the model cache (``~/.cache/cypherturn/models``), as ``gguf:PATH`` specs;
+missing files are skipped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from cypherturn import api
+from cypherturn.models import default_model_path
+from cypherturn.models._prefix_cache import CACHE_DIR_ENV, cache_root
+
+QUESTIONS = [
+    "How many crimes happened on Piccadilly?",
+    "Which officers investigated the most crimes?",
+    "List the make and model of vehicles involved in crimes.",
+    "How many people know someone who is party to a crime?",
+    "What are the ten most common crime types?",
+    "Which areas have the most crimes?",
+    "List the phone numbers of people with the surname Hamilton.",
+]
+
+QWEN_FILES = (
+    "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
+    "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+)
+
+CHILD = """
+import json, sys, time
+from cypherturn import api
+from cypherturn.models import load_model
+
+
+class Recording:
+    def __init__(self, model):
+        self.model = model
+        self.responses = []
+
+    @property
+    def spec(self):
+        return self.model.spec
+
+    @property
+    def supports_grammar(self):
+        return self.model.supports_grammar
+
+    def chat(self, messages, **options):
+        response = self.model.chat(messages, **options)
+        self.responses.append(response)
+        return response
+
+
+spec, questions = sys.argv[1], json.loads(sys.argv[2])
+inner = load_model(spec)
+started = time.perf_counter()
+inner.load()
+load_s = time.perf_counter() - started
+model = Recording(inner)
+asks = []
+for question in questions:
+    started = time.perf_counter()
+    result = api.ask(question, graph="pole", strategy="single", budget=1, model=model,
+                     temperature=0.0, seed=0)
+    seconds = time.perf_counter() - started
+    response = model.responses[-1]
+    asks.append({
+        "seconds": seconds,
+        "model_s": response.latency_s,
+        "prompt_tokens": response.prompt_tokens,
+        "completion_tokens": response.completion_tokens,
+        "cached_prompt_tokens": response.cached_prompt_tokens,
+        "prompt_cache": response.prompt_cache,
+        "executed": result.success,
+    })
+print(json.dumps({"load_s": load_s, "asks": asks}))
+"""
+
+
+def _child(spec: str, questions: list[str], cache: Path) -> dict[str, Any]:
+    """Run the questions in one fresh process; its record plus the process's wall time."""
+    started = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-c", CHILD, spec, json.dumps(questions)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, CACHE_DIR_ENV: str(cache)},
+        check=False,
+    )
+    wall = time.perf_counter() - started
+    if done.returncode != 0:
+        raise SystemExit(f"child for {spec} failed:\n{done.stderr[-3000:]}")
+    record: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    record["process_s"] = wall
+    return record
+
+
+def _clear(cache: Path) -> None:
+    for entry in (cache / "prefix").glob("*/*"):
+        entry.unlink()
+
+
+def _stats(values: list[float]) -> str:
+    """``median / p90`` in seconds (p90 by linear interpolation)."""
+    return f"{statistics.median(values):.2f} / {float(np.percentile(values, 90)):.2f}"
+
+
+def _measure(spec: str, questions: list[str], cache: Path) -> dict[str, Any]:
+    cold: list[dict[str, Any]] = []
+    for question in questions:
+        _clear(cache)
+        cold.append(_child(spec, [question], cache))
+    disk = [_child(spec, [question], cache) for question in questions]
+    warm = _child(spec, questions, cache)
+    return {"cold": cold, "disk": disk, "warm": warm}
+
+
+def _row(name: str, run: dict[str, Any]) -> dict[str, str]:
+    cold = [r["asks"][0] for r in run["cold"]]
+    disk = [r["asks"][0] for r in run["disk"]]
+    warm = run["warm"]["asks"][1:]
+    hits = sum(a["prompt_cache"] == "disk" for a in disk)
+    saved = statistics.median(a["seconds"] for a in cold) - statistics.median(
+        a["seconds"] for a in disk
+    )
+    return {
+        "model": name,
+        "prompt tokens": f"{statistics.median(a['prompt_tokens'] for a in cold):.0f}",
+        "load s": f"{statistics.median(r['load_s'] for r in run['cold']):.2f}",
+        "cold, no prefix cache": _stats([a["seconds"] for a in cold]),
+        "cold, disk prefix": _stats([a["seconds"] for a in disk]),
+        "warm process": _stats([a["seconds"] for a in warm]),
+        "disk saves (s)": f"{saved:.2f}",
+        "disk hits": f"{hits}/{len(disk)}",
+        "reused tokens (disk)": f"{statistics.median(a['cached_prompt_tokens'] for a in disk):.0f}",
+        "process s (cold / disk)": (
+            f"{statistics.median(r['process_s'] for r in run['cold']):.1f} / "
+            f"{statistics.median(r['process_s'] for r in run['disk']):.1f}"
+        ),
+    }
+
+
+def _markdown(rows: list[dict[str, str]], questions: int, command: str, load: str) -> str:
+    header = list(rows[0])
+    lines = [
+        "# `ask` latency with local GGUF models",
+        "",
+        f"Command: `{command}`",
+        "",
+        f"Machine: {os.cpu_count()} CPU cores, {platform.machine()}, Python "
+        f"{platform.python_version()}; load average at the start {load} "
+        "(other jobs shared the cores).",
+        "",
+        f"POLE, strategy `single`, temperature 0, seed 0, prompt v2; {questions} questions. "
+        "Cells are `median / p90` seconds of `api.ask` (generation plus execution; "
+        "model load apart). *Cold*: a fresh process per question, with an empty prefix "
+        "cache or with the graph's prefix already on disk. *Warm process*: later "
+        "questions in one process (prefix in memory). *Disk saves*: cold median minus "
+        "disk-prefix median. *Process s*: median wall time of the whole child process "
+        "(interpreter, imports, model load, ask).",
+        "",
+        "| " + " | ".join(header) + " |",
+        "|" + "---|" * len(header),
+    ]
+    lines += ["| " + " | ".join(row[h] for h in header) + " |" for row in rows]
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    """Time the three settings for every model and print (and write) the table."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--questions", type=int, default=5)
+    parser.add_argument(
+        "--models", default="", help="Comma-separated model specs (default: see the docstring)."
+    )
+    parser.add_argument("--out", type=Path, default=None, help="Write the table as Markdown here.")
+    args = parser.parse_args()
+    if not 2 <= args.questions <= len(QUESTIONS):
+        parser.error(f"--questions must be between 2 and {len(QUESTIONS)}")
+    specs = [s for s in args.models.split(",") if s]
+    if not specs:
+        specs = [f"gguf:{default_model_path()}"]
+        specs += [
+            f"gguf:{path}"
+            for path in (cache_root() / "models" / name for name in QWEN_FILES)
+            if path.is_file()
+        ]
+    questions = QUESTIONS[: args.questions]
+    load = " ".join(f"{x:.1f}" for x in os.getloadavg())
+    rows: list[dict[str, str]] = []
+    started = time.perf_counter()
+    with api.connect("pole"), tempfile.TemporaryDirectory() as folder:
+        cache = Path(folder)
+        for spec in specs:
+            name = Path(spec.removeprefix("gguf:")).name.removesuffix(".gguf")
+            begun = time.perf_counter()
+            rows.append(_row(name, _measure(spec, questions, cache)))
+            print(f"{name}: {time.perf_counter() - begun:.0f} s", file=sys.stderr)
+    command = "python benchmarks/bench_ask_latency.py " + " ".join(sys.argv[1:])
+    table = _markdown(rows, len(questions), command.strip(), load)
+    print(table)
+    print(f"total {time.perf_counter() - started:.0f} s", file=sys.stderr)
+    if args.out is not None:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(table, encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
