@@ -35,7 +35,7 @@ def main() -> None:
     parser.add_argument("--max-tokens", type=int, default=128)
     args = parser.parse_args()
 
-    model = load_model("default")
+    model = load_model("smollm2-135m")
     assert isinstance(model, GGUFChatModel)
     load_s = model.load()
     prompts = load_prompts()

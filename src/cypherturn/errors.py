@@ -25,6 +25,7 @@ __all__ = [
     "ErrorClass",
     "GraphError",
     "ModelError",
+    "ModelIntegrityError",
     "ModelResponseError",
     "ModelUnavailableError",
     "QueryError",
@@ -168,6 +169,14 @@ class ModelError(CypherTurnError):
 
 class ModelUnavailableError(ModelError):
     """The model could not be loaded or its endpoint could not be reached."""
+
+
+class ModelIntegrityError(ModelUnavailableError):
+    """A model file's bytes do not match the size and SHA-256 pinned for them.
+
+    Raised instead of loading unverified bytes; the message names the packages
+    to reinstall.
+    """
 
 
 class ModelResponseError(ModelError):

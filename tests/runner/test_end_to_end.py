@@ -31,7 +31,7 @@ def test_bundled_model_runs_and_scores(
     out = tmp_path / "run"
     summary = run_benchmark(
         [session],
-        model=load_model("default"),
+        model=load_model("smollm2-135m"),
         engines=lambda world: heroes if world == WORLD else pytest.fail(world),
         settings=settings,
         out_dir=out,

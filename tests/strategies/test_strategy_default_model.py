@@ -36,14 +36,14 @@ def test_ras_with_the_default_model_on_a_tiny_graph(
         "CREATE (:Person {name: 'Ada', age: 36})-[:LIVES_IN]->(:City {name: 'Paris'}),"
         " (:Person {name: 'Alan', age: 41})-[:LIVES_IN]->(:City {name: 'London'})"
     )
-    model = load_model("default")
+    model = load_model("smollm2-135m")
     config = StrategyConfig(budget=2, max_tokens=96, seed=1234)
 
     result = get_strategy("ras").run(
         model, engine, "Which people live in Paris?", SCHEMA_TEXT, config
     )
 
-    assert result.model == "default" and result.strategy == "ras" and result.budget == 2
+    assert result.model == "smollm2-135m" and result.strategy == "ras" and result.budget == 2
     assert result.attempts_used in (1, 2)
     assert result.success == result.attempts[-1].ok
     assert result.final_query == result.attempts[-1].query

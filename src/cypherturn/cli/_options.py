@@ -6,7 +6,8 @@ from typing import Annotated, Any
 
 import typer
 
-from cypherturn.errors import ConfigError
+from cypherturn.errors import ConfigError, ModelUnavailableError
+from cypherturn.models import MODEL_PACKS, ensure_model_file, resolve_model_spec
 
 __all__ = ["EngineOpt", "ModelOptions", "model_options"]
 
@@ -21,13 +22,40 @@ EngineOpt = Annotated[
     ),
 ]
 
+
+def _prepared_model(spec: str) -> str:
+    """Resolve ``default`` to its model pack and assemble a pack's file before the command runs.
+
+    Running this while options are parsed keeps the assembly's progress bar
+    (first use only) from competing with a command's own status spinner or
+    progress display. When ``default`` has nothing to resolve to, the spec is
+    returned unchanged, and ``load_model`` raises the same error if the command
+    uses the model.
+
+    Raises:
+        ModelUnavailableError: a named pack's packages are missing.
+        ModelIntegrityError: a pack's bytes do not match their pins.
+    """
+    try:
+        name = resolve_model_spec(spec)
+    except ModelUnavailableError:
+        return spec
+    pack = MODEL_PACKS.get(name)
+    if pack is not None:
+        ensure_model_file(pack)
+    return name
+
+
 ModelOptions = Annotated[
     str,
     typer.Option(
         "--model",
         "-m",
         envvar="CYPHERTURN_MODEL",
-        help="default (bundled SmolLM2-135M GGUF) | gguf:PATH | openai:NAME | replay:FILE.",
+        help="default (the strongest local model installed) | qwen2.5-coder-1.5b | "
+        "qwen2.5-coder-0.5b | smollm2-135m (see `cypherturn models`) | gguf:PATH | "
+        "openai:NAME | replay:FILE.",
+        callback=_prepared_model,
     ),
 ]
 

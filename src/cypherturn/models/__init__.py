@@ -1,4 +1,8 @@
-"""Chat models behind one interface: OpenAI-compatible endpoints, in-process GGUF, replay."""
+"""Chat models behind one interface: OpenAI-compatible endpoints, in-process GGUF, replay.
+
+Local GGUF models are also installable as model packs (``qwen2.5-coder-1.5b``,
+``qwen2.5-coder-0.5b``, ``smollm2-135m``): see :mod:`cypherturn.models._packs`.
+"""
 
 from cypherturn.models._base import (
     DEFAULT_TEMPERATURE,
@@ -9,22 +13,49 @@ from cypherturn.models._base import (
     ToolSpec,
 )
 from cypherturn.models._gguf import GGUFChatModel, default_model_path
-from cypherturn.models._load import MODEL_SCHEMES, load_model
+from cypherturn.models._load import (
+    MODEL_SCHEMES,
+    default_model_name,
+    load_model,
+    resolve_model_spec,
+)
 from cypherturn.models._openai import OpenAIChatModel
+from cypherturn.models._packs import (
+    MODEL_PACKS,
+    CacheState,
+    ModelPack,
+    PartPackage,
+    cache_state,
+    ensure_model_file,
+    installed,
+    model_cache_dir,
+    strongest_installed,
+)
 from cypherturn.models._replay import ReplayChatModel, approximate_tokens
 
 __all__ = [
     "DEFAULT_TEMPERATURE",
+    "MODEL_PACKS",
     "MODEL_SCHEMES",
+    "CacheState",
     "ChatMessage",
     "ChatModel",
     "ChatResponse",
     "GGUFChatModel",
+    "ModelPack",
     "OpenAIChatModel",
+    "PartPackage",
     "ReplayChatModel",
     "ToolCall",
     "ToolSpec",
     "approximate_tokens",
+    "cache_state",
+    "default_model_name",
     "default_model_path",
+    "ensure_model_file",
+    "installed",
     "load_model",
+    "model_cache_dir",
+    "resolve_model_spec",
+    "strongest_installed",
 ]
