@@ -104,7 +104,8 @@ def _display_property(label: LabelSchema) -> str | None:
     """The string property a person would show: a name, title or description if there is one."""
     names = sorted(key for key, kind in label.properties.items() if kind == "STRING")
     preferred = [n for n in names if any(w in n.lower() for w in ("name", "title", "description"))]
-    return (preferred or names or [None])[0]
+    shown = preferred or names
+    return shown[0] if shown else None
 
 
 def _literal(value: str) -> str:
