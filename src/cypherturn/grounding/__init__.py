@@ -16,6 +16,7 @@ from cypherturn.grounding._check import (
     flip_relationship,
 )
 from cypherturn.grounding._facts import QueryFacts, query_facts
+from cypherturn.grounding._grammar import GRAMMAR_KEYWORDS, schema_grammar
 from cypherturn.grounding._hints import error_hint
 from cypherturn.grounding._index import (
     DEFAULT_VALUE_BUDGET_CHARS,
@@ -28,6 +29,7 @@ from cypherturn.grounding._index import (
 __all__ = [
     "DEFAULT_VALUE_BUDGET_CHARS",
     "FINDING_CODES",
+    "GRAMMAR_KEYWORDS",
     "LOW_CARDINALITY",
     "CheckReport",
     "Edit",
@@ -42,4 +44,5 @@ __all__ = [
     "flip_relationship",
     "graph_index",
     "query_facts",
+    "schema_grammar",
 ]
