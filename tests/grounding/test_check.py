@@ -238,3 +238,12 @@ def test_engine_errors_small_models_repeat_get_a_hint(query: str, crime: GraphEn
     with pytest.raises(QueryError) as caught:
         crime.execute(query)
     assert error_hint(caught.value.engine_message)
+
+
+def test_complete_schema_and_categorical_values(index: GraphIndex) -> None:
+    schema = index.complete_schema()
+    person = next(label for label in schema.labels if label.label == "Person")
+    assert set(person.properties) == {"name", "surname", "gender", "age"}
+    values = index.categorical_values()
+    assert set(values["gender"]) == {"F", "M"} and set(values["type"]) == {"Burglary", "Drugs"}
+    assert "since" not in values  # an integer key has no string values

@@ -107,6 +107,55 @@ class GraphIndex:
             t for t, keys in self.type_keys.items() if key in keys
         )
 
+    def complete_schema(self) -> GraphSchema:
+        """The schema with every property key of every label and type (keys the sample missed typed ``ANY``)."""
+        labels = [
+            label.model_copy(
+                update={
+                    "properties": {
+                        key: label.properties.get(key, "ANY")
+                        for key in sorted(
+                            self.label_keys.get(label.label, frozenset(label.properties))
+                        )
+                    }
+                }
+            )
+            for label in self.schema.labels
+        ]
+        types = [
+            rel.model_copy(
+                update={
+                    "properties": {
+                        key: rel.properties.get(key, "ANY")
+                        for key in sorted(self.type_keys.get(rel.type, frozenset(rel.properties)))
+                    }
+                }
+            )
+            for rel in self.schema.relationship_types
+        ]
+        return self.schema.model_copy(update={"labels": labels, "relationship_types": types})
+
+    def categorical_values(self) -> dict[str, tuple[str, ...]]:
+        """Property key -> every stored string value, for keys whose every holder is fully listed.
+
+        A key qualifies when each label and type that has it has a complete
+        :class:`PropertyValues` (so no stored value is missing from the union);
+        the schema grammar restricts literals compared with such a key to these.
+        """
+        by_key: dict[str, list[PropertyValues]] = {}
+        for (_, key), pv in self.values.items():
+            by_key.setdefault(key, []).append(pv)
+        found: dict[str, tuple[str, ...]] = {}
+        for key, pvs in by_key.items():
+            if len(pvs) != len(self.owners_of(key)) or not all(pv.complete for pv in pvs):
+                continue
+            union: list[str] = []
+            for pv in pvs:
+                union += [v for v in pv.values if v not in union]
+            if union:
+                found[key] = tuple(union)
+        return found
+
     def value_exists(
         self, owner: str, key: str, value: str, operator: str = "=", fold: str | None = None
     ) -> bool | None:

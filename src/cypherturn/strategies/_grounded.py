@@ -42,6 +42,7 @@ from cypherturn.grounding import (
     check_values,
     error_hint,
     graph_index,
+    schema_grammar,
 )
 from cypherturn.models import ChatMessage, ChatModel, ChatResponse
 from cypherturn.strategies._examples import FewShotExample, grounded_examples
@@ -174,9 +175,7 @@ class GroundedStrategy:
     def _grammar(self, model: ChatModel, index: GraphIndex) -> str | None:
         if not (self.parts.grammar and getattr(model, "supports_grammar", False)):
             return None
-        from cypherturn.grounding import schema_grammar
-
-        return schema_grammar(index.schema)
+        return schema_grammar(index.complete_schema(), values=index.categorical_values())
 
     def _generate(
         self,
