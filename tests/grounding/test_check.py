@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 
 from cypherturn.graph import GraphEngine
@@ -12,6 +14,7 @@ from cypherturn.grounding import (
     check_query,
     check_values,
     error_hint,
+    graph_index,
 )
 
 
@@ -247,3 +250,27 @@ def test_complete_schema_and_categorical_values(index: GraphIndex) -> None:
     values = index.categorical_values()
     assert set(values["gender"]) == {"F", "M"} and set(values["type"]) == {"Burglary", "Drugs"}
     assert "since" not in values  # an integer key has no string values
+
+
+def test_nested_access_and_namespaced_functions(index: GraphIndex) -> None:
+    (nested,) = check_query("MATCH (p:Person) WHERE p.ageGroup.name = 'x' RETURN p", index).findings
+    assert nested.code == "unknown_property" and "'ageGroup'" in nested.message
+    assert check_query("MATCH (c:Crime) RETURN date.truncate('month', date(c.date)) AS m", index).ok
+
+
+def test_a_misspelt_name_among_many_values_is_suggested(
+    make_engine: Callable[..., GraphEngine],
+) -> None:
+    engine = make_engine("drugs")
+    engine.write(
+        "UNWIND range(1, 60) AS i CREATE (:Drug {name: 'DRUG' + toString(i)})"
+        " WITH 1 AS one LIMIT 1 CREATE (:Drug {name: 'REVLIMID'})"
+    )
+    index = graph_index(engine)
+    (finding,) = check_values("MATCH (d:Drug) WHERE d.name = 'REVLIUMID' RETURN d", index)
+    assert finding.suggestions[0] == "REVLIMID" and finding.edit is None
+
+
+def test_sql_date_functions_get_the_date_hint() -> None:
+    hint = error_hint("Unknown function 'strftime'")
+    assert hint is not None and "date('" in hint

@@ -365,7 +365,10 @@ def _property_at(tokens: list[Token], i: int) -> tuple[str, str, int, int] | Non
         return None
     if i > 0 and tokens[i - 1].is_punct("."):
         return None
-    if i + 3 < len(tokens) and tokens[i + 3].is_punct("(", "."):
+    j = i + 3
+    while j + 1 < len(tokens) and tokens[j].is_punct(".") and _is_name(tokens[j + 1]):
+        j += 2
+    if j < len(tokens) and tokens[j].is_punct("("):
         return None  # a namespaced function such as date.truncate(...)
     if a.kind is TokenKind.NAME and a.upper in KEYWORDS:
         return None

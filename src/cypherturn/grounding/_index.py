@@ -228,6 +228,16 @@ class GraphIndex:
         add(v for v in known if lowered and lowered in v.lower())
         add(self._lookup(owner, key, "toLower(x.{k}) CONTAINS toLower($v)", value))
         add(difflib.get_close_matches(value, list(known), n=limit, cutoff=0.6))
+        if listed is None or not listed.complete:
+            # a misspelt name among many stored ones: rank the values sharing its first letters
+            sharing = self._lookup(
+                owner, key, "toLower(x.{k}) STARTS WITH toLower($v)", value[:3], limit=200
+            )
+            folded = {v.lower(): v for v in sharing}
+            add(
+                folded[v]
+                for v in difflib.get_close_matches(lowered, list(folded), n=limit, cutoff=0.6)
+            )
         add(v for v in known if difflib.SequenceMatcher(None, lowered, v.lower()).ratio() >= 0.6)
         return found
 
@@ -255,14 +265,17 @@ class GraphIndex:
             return f"MATCH ()-[x:{quote_name(owner)}]->()"
         return None
 
-    def _lookup(self, owner: str, key: str, condition: str, value: str) -> list[str]:
+    def _lookup(
+        self, owner: str, key: str, condition: str, value: str, *, limit: int = 5
+    ) -> list[str]:
         match = self._match(owner)
         if self.engine is None or match is None:
             return []
         where = condition.format(k=quote_name(key))
         try:
             rows = self.engine.execute(
-                f"{match} WHERE {where} RETURN DISTINCT x.{quote_name(key)} LIMIT 5", {"v": value}
+                f"{match} WHERE {where} RETURN DISTINCT x.{quote_name(key)} LIMIT {int(limit)}",
+                {"v": value},
             ).rows
         except QueryError:
             return []
