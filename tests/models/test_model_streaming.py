@@ -54,7 +54,7 @@ def usage_chunk(prompt_tokens: int, completion_tokens: int) -> dict[str, Any]:
 
 @dataclass
 class StreamServer:
-    """Answers every POST with ``status``: the events as a text/event-stream, or ``error`` as JSON."""
+    """Answers every POST with ``status``: the events as an event stream, or ``error`` (JSON)."""
 
     events: list[dict[str, Any]] = field(default_factory=list)
     status: int = 200

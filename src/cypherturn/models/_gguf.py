@@ -94,7 +94,7 @@ def default_model_path() -> Path:
 
 
 _MIN_PREFIX_TOKENS = 64
-"""Shortest prompt prefix worth a disk entry (a state file costs about 28 kB per token for Qwen2.5-1.5B)."""
+"""Shortest prompt prefix worth a disk entry (a state costs about 28 kB per token, Qwen2.5-1.5B)."""
 
 _MIN_LOAD_GAIN = 16
 """A disk entry is loaded only when it covers this many more tokens than the state in memory."""
@@ -105,7 +105,7 @@ _GRAMMARS_KEPT = 32
 
 @dataclass(slots=True)
 class _Loaded:
-    """A loaded llama.cpp model, the lock that serialises calls into it, and what is derived from it.
+    """A loaded llama.cpp model, the lock that serialises calls into it, and what derives from it.
 
     Attributes:
         llama: the ``llama_cpp.Llama``.
@@ -280,7 +280,7 @@ def _capture_state(llama: Any) -> bytes:
 
 
 def _restore_state(llama: Any, stored: StoredPrefix) -> bool:
-    """Make ``stored`` the context's evaluated state; ``False`` (context reset) when llama.cpp refuses it.
+    """Make ``stored`` the evaluated state; ``False`` (context reset) when llama.cpp refuses it.
 
     Mirrors ``Llama.load_state`` without its score-buffer copy, which pages in
     the whole ``n_batch x n_vocab`` buffer (1.4 s for Qwen2.5 on a cold process)
@@ -318,7 +318,7 @@ def _evaluate_prefix(llama: Any, prefix: Tokens) -> bool:
 
 @contextlib.contextmanager
 def _captured_stderr() -> Iterator[list[str]]:
-    """Collect what native code writes to file descriptor 2 inside the block (llama.cpp's grammar parser)."""
+    """Collect what native code (llama.cpp's grammar parser) writes to file descriptor 2."""
     lines: list[str] = []
     with tempfile.TemporaryFile() as sink:
         saved = os.dup(2)
@@ -517,7 +517,8 @@ class GGUFChatModel:
             raise ConfigError(f"n_ctx must be a positive number of tokens, got {n_ctx}")
         if prefix_cache_max_bytes < 1:
             raise ConfigError(
-                f"prefix_cache_max_bytes must be a positive number of bytes, got {prefix_cache_max_bytes}"
+                "prefix_cache_max_bytes must be a positive number of bytes, "
+                f"got {prefix_cache_max_bytes}"
             )
         self._n_ctx = n_ctx
         self._extra_buffer_types = extra_buffer_types
@@ -543,7 +544,7 @@ class GGUFChatModel:
 
     @property
     def prefix_store(self) -> PrefixStore | None:
-        """The disk prefix cache of this model once a call has used it (``None`` before, or when off)."""
+        """The disk prefix cache once a call has used it (``None`` before that, or when off)."""
         return self._store
 
     def load(self) -> float:
