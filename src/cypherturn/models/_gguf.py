@@ -8,6 +8,7 @@ evaluate a known system prompt again.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import ctypes
 import importlib.util
@@ -124,6 +125,23 @@ class _Loaded:
 
 _CACHE: dict[tuple[str, int, bool], _Loaded] = {}
 _CACHE_LOCK = threading.Lock()
+
+
+@atexit.register
+def _close_loaded() -> None:
+    """Free the loaded models while llama-cpp-python's module is still whole.
+
+    A ``Llama`` still referenced when the interpreter tears modules down (under
+    pytest, for one) otherwise prints an "Exception ignored" traceback from its
+    ``__del__``. A model a thread is still using is left alone.
+    """
+    for loaded in list(_CACHE.values()):
+        if loaded.lock.acquire(blocking=False):
+            try:
+                loaded.llama.close()
+            finally:
+                loaded.lock.release()
+    _CACHE.clear()
 
 
 @contextlib.contextmanager
