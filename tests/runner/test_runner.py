@@ -27,6 +27,7 @@ from cypherturn.protocols import (
     PromptSet,
     ProtocolSettings,
     RetryPolicy,
+    Variant,
     load_prompts,
 )
 from cypherturn.runner import (
@@ -355,3 +356,30 @@ def test_select_sessions_by_id_or_world(heroes: GraphEngine) -> None:
     assert len(select_sessions(sessions, None)) == 3
     with pytest.raises(ConfigError, match="no session id or world"):
         select_sessions(sessions, "ocean_*")
+
+
+def test_variant_runs_record_their_variant_also_when_resumed_from_old_logs(
+    heroes: GraphEngine, tmp_path: Path
+) -> None:
+    sessions = _sessions(heroes, 2)
+    out = tmp_path / "run"
+    settings = ProtocolSettings(
+        protocol=ProtocolName.AGENTIC, budget_multiplier=3, variant=Variant.PERSISTENT_SCHEMA
+    )
+    summary = _run(heroes, sessions, ReplayChatModel([SUBMIT] * 8), out, settings)
+    assert summary.turns == 8
+    records = list(read_jsonl(out / RECORDS_FILE, TurnRecord))
+    assert {r.variant for r in records} == {"persistent_schema"}
+    # A log written before records had a variant: the field is simply absent.
+    path = log_path(out, "heroes-1")
+    lines = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        event = json.loads(line)
+        if "record" in event:
+            del event["record"]["variant"]
+        lines.append(json.dumps(event))
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    again = _run(heroes, sessions, ReplayChatModel([]), out, settings)
+    assert again.resumed == 2
+    records = list(read_jsonl(out / RECORDS_FILE, TurnRecord))
+    assert {r.variant for r in records} == {"persistent_schema"}

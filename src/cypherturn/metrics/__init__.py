@@ -43,6 +43,7 @@ from cypherturn.metrics._qer import (
     qer_tier_table,
 )
 from cypherturn.metrics._records import (
+    BASE_VARIANT,
     SCHEMA_VERSION,
     Action,
     ExecutionStats,
@@ -53,6 +54,7 @@ from cypherturn.metrics._records import (
     QueryAttempt,
     RunManifest,
     ScoringSettings,
+    SessionKey,
     SessionScore,
     TurnRecord,
     TurnScore,
@@ -85,6 +87,7 @@ from cypherturn.metrics._stats import (
 
 __all__ = [
     "ATTEMPTS_FILE",
+    "BASE_VARIANT",
     "BREAKDOWN_DIMENSIONS",
     "DEFAULT_RESAMPLES",
     "MANIFEST_FILE",
@@ -113,6 +116,7 @@ __all__ = [
     "RunManifest",
     "Scorer",
     "ScoringSettings",
+    "SessionKey",
     "SessionScore",
     "SessionTotals",
     "SystemKey",

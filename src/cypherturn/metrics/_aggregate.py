@@ -1,8 +1,8 @@
 """Turn scores to session and system figures: SEM, CER, cost, action usage, breakdowns.
 
 A *system* is what a row of the CypherTurn main table compares: one model under
-one protocol at one budget multiplier (Table 2, Table 18). Only valid turns
-(gold executed) enter any figure.
+one protocol at one budget multiplier and one protocol variant (Table 2, Table 18,
+and the appendix F variant tables). Only valid turns (gold executed) enter any figure.
 """
 
 from __future__ import annotations
@@ -13,7 +13,13 @@ from statistics import fmean
 
 from pydantic import BaseModel, Field
 
-from cypherturn.metrics._records import Action, ProtocolName, SessionScore, TurnScore
+from cypherturn.metrics._records import (
+    Action,
+    ProtocolName,
+    SessionKey,
+    SessionScore,
+    TurnScore,
+)
 
 __all__ = [
     "BREAKDOWN_DIMENSIONS",
@@ -29,8 +35,8 @@ __all__ = [
     "summarize",
 ]
 
-SystemKey = tuple[str, str, int]
-"""``(model, protocol, budget multiplier)``."""
+SystemKey = tuple[str, str, int, str]
+"""``(model, protocol, budget multiplier, variant)``."""
 
 BREAKDOWN_DIMENSIONS: dict[str, Callable[[TurnScore], str]] = {
     "graph": lambda s: s.record.graph,
@@ -40,6 +46,7 @@ BREAKDOWN_DIMENSIONS: dict[str, Callable[[TurnScore], str]] = {
     "turn": lambda s: f"T{s.record.turn}",
     "protocol": lambda s: s.record.protocol.value,
     "budget": lambda s: f"x{s.record.budget_multiplier}",
+    "variant": lambda s: s.record.variant,
 }
 """The breakdown dimensions of CypherTurn appendix E, by name."""
 
@@ -51,7 +58,7 @@ def _valid(scores: Iterable[TurnScore]) -> list[TurnScore]:
 
 
 def group_by_system(scores: Iterable[TurnScore]) -> dict[SystemKey, list[TurnScore]]:
-    """Valid turn scores grouped by ``(model, protocol, budget)``, keys sorted."""
+    """Valid turn scores grouped by ``(model, protocol, budget, variant)``, keys sorted."""
     groups: dict[SystemKey, list[TurnScore]] = defaultdict(list)
     for score in _valid(scores):
         groups[score.record.system].append(score)
@@ -60,8 +67,8 @@ def group_by_system(scores: Iterable[TurnScore]) -> dict[SystemKey, list[TurnSco
 
 def _by_session(
     scores: Iterable[TurnScore],
-) -> dict[tuple[str, str, str, int, str], list[TurnScore]]:
-    sessions: dict[tuple[str, str, str, int, str], list[TurnScore]] = defaultdict(list)
+) -> dict[SessionKey, list[TurnScore]]:
+    sessions: dict[SessionKey, list[TurnScore]] = defaultdict(list)
     for score in scores:
         sessions[score.record.session_key].append(score)
     for turns in sessions.values():
@@ -92,6 +99,7 @@ def session_scores(scores: Iterable[TurnScore]) -> list[SessionScore]:
                 model=first.model,
                 protocol=first.protocol,
                 budget_multiplier=first.budget_multiplier,
+                variant=first.variant,
                 session_id=first.session_id,
                 graph=first.graph,
                 persona=first.persona,
@@ -214,7 +222,7 @@ class SystemSummary(BaseModel):
     """One row of the main table, with the cost and cliff figures (CypherTurn Tables 2, 18, 19, 25).
 
     Attributes:
-        model / protocol / budget_multiplier: the system.
+        model / protocol / budget_multiplier / variant: the system.
         sessions / turns: counts of valid sessions and turns.
         ex / ex_relaxed: mean strict and relaxed EX over turns.
         psjs: mean PSJS over turns where it could be computed.
@@ -234,6 +242,7 @@ class SystemSummary(BaseModel):
     model: str
     protocol: ProtocolName
     budget_multiplier: int
+    variant: str = "base"
     sessions: int
     turns: int
     ex: float
@@ -251,6 +260,11 @@ class SystemSummary(BaseModel):
     ex_excl_cliff: float | None
     action_fractions: dict[str, float] = Field(default_factory=dict)
 
+    @property
+    def system(self) -> SystemKey:
+        """The summarised system, as :func:`group_by_system` keys it."""
+        return (self.model, self.protocol.value, self.budget_multiplier, self.variant)
+
 
 def _summary(system: SystemKey, turns: list[TurnScore]) -> SystemSummary:
     sessions = session_scores(turns)
@@ -264,6 +278,7 @@ def _summary(system: SystemKey, turns: list[TurnScore]) -> SystemSummary:
         model=system[0],
         protocol=ProtocolName(system[1]),
         budget_multiplier=system[2],
+        variant=system[3],
         sessions=len(sessions),
         turns=len(turns),
         ex=fmean(t.ex for t in turns),
@@ -288,7 +303,7 @@ def _summary(system: SystemKey, turns: list[TurnScore]) -> SystemSummary:
 
 
 def summarize(scores: Iterable[TurnScore]) -> list[SystemSummary]:
-    """One :class:`SystemSummary` per system, sorted by model, protocol, budget.
+    """One :class:`SystemSummary` per system, sorted by model, protocol, budget, variant.
 
     Args:
         scores: turn scores of any number of systems.

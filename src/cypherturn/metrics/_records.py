@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from cypherturn.errors import ErrorClass
 
 __all__ = [
+    "BASE_VARIANT",
     "SCHEMA_VERSION",
     "Action",
     "ExecutionStats",
@@ -38,6 +39,7 @@ __all__ = [
     "QueryAttempt",
     "RunManifest",
     "ScoringSettings",
+    "SessionKey",
     "SessionScore",
     "StrategyAttemptLike",
     "StrategyResultLike",
@@ -48,6 +50,12 @@ __all__ = [
 
 SCHEMA_VERSION: Final = 1
 """Layout version of every record in this module."""
+
+BASE_VARIANT: Final = "base"
+"""The protocol variant of a run that plays no appendix F variant."""
+
+SessionKey = tuple[str, str, str, int, str, str]
+"""``(run id, model, protocol, budget multiplier, variant, session id)``."""
 
 
 class ProtocolName(StrEnum):
@@ -110,6 +118,10 @@ class TurnRecord(BaseModel):
         protocol: ``guided`` or ``agentic`` (CypherTurn §3.1).
         budget_multiplier: m of the agentic budget ``B = T x m`` (3, 5 or 10); the
             guided protocol's fixed 3 actions per turn is recorded as 3.
+        variant: the protocol variant the turn was played under (CypherTurn appendix F:
+            ``base``, ``persistent_schema``, ``disclosed_horizon``,
+            ``budget_encouraging``); records written before the field existed read
+            as ``base``, the only variant of those runs that could be told apart.
         session_id: the session's identifier, unique within the benchmark.
         turn: 1-based turn position t (T1..T10).
         graph: the graph (world) name the session runs on.
@@ -139,6 +151,7 @@ class TurnRecord(BaseModel):
     model: str = Field(min_length=1)
     protocol: ProtocolName
     budget_multiplier: int = Field(default=3, ge=1)
+    variant: str = Field(default=BASE_VARIANT, min_length=1)
     session_id: str = Field(min_length=1)
     turn: int = Field(ge=1)
     graph: str = Field(min_length=1)
@@ -175,18 +188,19 @@ class TurnRecord(BaseModel):
         return self.depends_on is not None
 
     @property
-    def system(self) -> tuple[str, str, int]:
-        """The compared configuration: ``(model, protocol, budget multiplier)``."""
-        return (self.model, self.protocol.value, self.budget_multiplier)
+    def system(self) -> tuple[str, str, int, str]:
+        """The compared configuration: ``(model, protocol, budget multiplier, variant)``."""
+        return (self.model, self.protocol.value, self.budget_multiplier, self.variant)
 
     @property
-    def session_key(self) -> tuple[str, str, str, int, str]:
-        """Identifies the session as played: run, model, protocol, budget, session id."""
+    def session_key(self) -> SessionKey:
+        """Identifies the session as played: run, model, protocol, budget, variant, session id."""
         return (
             self.run_id,
             self.model,
             self.protocol.value,
             self.budget_multiplier,
+            self.variant,
             self.session_id,
         )
 
@@ -264,8 +278,8 @@ class SessionScore(BaseModel):
     """Aggregates of one session as played (SEM, cliff, cost).
 
     Attributes:
-        run_id / model / protocol / budget_multiplier / session_id / graph / persona:
-            identity, as in :class:`TurnRecord`.
+        run_id / model / protocol / budget_multiplier / variant / session_id / graph /
+            persona: identity, as in :class:`TurnRecord`.
         turns: valid turns scored.
         ex: mean strict EX over the turns.
         sem: session exact match, 1 iff every turn has EX = 1 (CypherTurn §3.2).
@@ -281,6 +295,7 @@ class SessionScore(BaseModel):
     model: str
     protocol: ProtocolName
     budget_multiplier: int
+    variant: str = BASE_VARIANT
     session_id: str
     graph: str
     persona: str

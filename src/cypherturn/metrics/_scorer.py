@@ -35,6 +35,7 @@ from cypherturn.metrics._records import (
     PredictionStatus,
     PsjsStatus,
     ScoringSettings,
+    SessionKey,
     TurnRecord,
     TurnScore,
 )
@@ -417,12 +418,12 @@ class Scorer:
             EngineConnectionError: an engine is unreachable.
         """
         started = time.perf_counter()
-        sessions: dict[tuple[str, str, str, int, str], list[TurnRecord]] = defaultdict(list)
+        sessions: dict[SessionKey, list[TurnRecord]] = defaultdict(list)
         for record in records:
             sessions[record.session_key].append(record)
         keys = sorted(sessions)
 
-        def score_session(key: tuple[str, str, str, int, str]) -> list[TurnScore]:
+        def score_session(key: SessionKey) -> list[TurnScore]:
             return [self.score_turn(r) for r in sorted(sessions[key], key=lambda r: r.turn)]
 
         if self.settings.workers == 1:

@@ -17,6 +17,7 @@ from pydantic import BaseModel, Field
 
 from cypherturn.errors import ConfigError, DatasetError
 from cypherturn.metrics import (
+    BASE_VARIANT,
     BREAKDOWN_DIMENSIONS,
     DEFAULT_RESAMPLES,
     ConfidenceInterval,
@@ -47,9 +48,14 @@ logger = logging.getLogger(__name__)
 
 
 def system_label(system: SystemKey) -> str:
-    """A short display name: ``model guided`` or ``model agentic x3``."""
-    model, protocol, budget = system
-    return f"{model} guided" if protocol == "guided" else f"{model} {protocol} x{budget}"
+    """A short display name: ``model guided``, ``model agentic x3``, ``model agentic x3 persistent_schema``.
+
+    The variant is named unless it is ``base``, so a base run and a variant run of
+    the same model and budget get two labels (CypherTurn appendix F).
+    """
+    model, protocol, budget, variant = system
+    label = f"{model} guided" if protocol == "guided" else f"{model} {protocol} x{budget}"
+    return label if variant == BASE_VARIANT else f"{label} {variant}"
 
 
 class Report(BaseModel):
@@ -62,7 +68,8 @@ class Report(BaseModel):
         tables: the rendered tables, main table first.
         ex_by_position / cer_by_position: system label -> position -> value (Figures 6, 8).
         qer_curves: QER@k curves per (strategy, dataset, tier, model).
-        budget_series: model -> budget -> (EX, CI low, CI high) for agentic runs (Figure 4).
+        budget_series: model -> budget -> (EX, CI low, CI high) for base-variant agentic
+            runs (Figure 4).
     """
 
     runs: list[str]
@@ -85,7 +92,7 @@ def _main_table(
 ) -> Table:
     rows = []
     for s in summaries:
-        label = system_label((s.model, s.protocol.value, s.budget_multiplier))
+        label = system_label(s.system)
         ci = cis.get(label)
         ex_cell = f"{s.ex:.3f} [{ci.low:.3f}, {ci.high:.3f}]" if ci else f"{s.ex:.3f}"
         rows.append(
@@ -93,6 +100,7 @@ def _main_table(
                 s.model,
                 s.protocol.value,
                 "-" if s.protocol.value == "guided" else f"x{s.budget_multiplier}",
+                s.variant,
                 s.sessions,
                 s.turns,
                 ex_cell,
@@ -111,6 +119,7 @@ def _main_table(
             "Model",
             "Protocol",
             "Budget",
+            "Variant",
             "Sessions",
             "Turns",
             "EX [95% CI]",
@@ -135,7 +144,7 @@ def _main_table(
 def _cost_table(summaries: Sequence[SystemSummary]) -> Table:
     rows = [
         [
-            system_label((s.model, s.protocol.value, s.budget_multiplier)),
+            system_label(s.system),
             f"{s.tok_per_session:.1f}",
             f"{s.prompt_tokens_per_session:.1f}",
             s.latency_s_per_turn,
@@ -173,7 +182,7 @@ def _cost_table(summaries: Sequence[SystemSummary]) -> Table:
 def _actions_table(summaries: Sequence[SystemSummary]) -> Table:
     kinds = ["execute_cypher", "inspect_schema", "search_values", "ask_user"]
     rows = [
-        [system_label((s.model, s.protocol.value, s.budget_multiplier))]
+        [system_label(s.system)]
         + [s.action_fractions.get(k) for k in kinds]
         for s in summaries
         if s.action_fractions
@@ -225,9 +234,9 @@ def _cer_table(positions: dict[str, dict[int, float | None]]) -> Table:
 def _comparison_table(
     groups: dict[SystemKey, list[TurnScore]], n_resamples: int, seed: int
 ) -> Table | None:
-    by_setting: dict[tuple[str, int], list[SystemKey]] = defaultdict(list)
+    by_setting: dict[tuple[str, int, str], list[SystemKey]] = defaultdict(list)
     for system in groups:
-        by_setting[(system[1], system[2])].append(system)
+        by_setting[system[1:]].append(system)
     rows: list[list[str | int | float | None]] = []
     for systems in by_setting.values():
         for a, b in itertools.combinations(sorted(systems), 2):
@@ -275,21 +284,25 @@ def _comparison_table(
 
 def _rank_table(summaries: Sequence[SystemSummary]) -> Table | None:
     guided = {s.model: s.ex for s in summaries if s.protocol.value == "guided"}
-    budgets = sorted({s.budget_multiplier for s in summaries if s.protocol.value == "agentic"})
+    settings = sorted(
+        {(s.budget_multiplier, s.variant) for s in summaries if s.protocol.value == "agentic"}
+    )
     rows: list[list[str | int | float | None]] = []
-    for budget in budgets:
+    for budget, variant in settings:
         agentic = {
             s.model: s.ex
             for s in summaries
-            if s.protocol.value == "agentic" and s.budget_multiplier == budget
+            if s.protocol.value == "agentic"
+            and (s.budget_multiplier, s.variant) == (budget, variant)
         }
         try:
             rc = spearman(guided, agentic)
         except ConfigError:
             continue
-        rows.append(
-            [f"guided vs agentic x{budget}", rc.n, rc.rho, rc.p_value, rc.loo_min, rc.loo_max]
-        )
+        name = f"guided vs agentic x{budget}"
+        if variant != BASE_VARIANT:
+            name += f" {variant}"
+        rows.append([name, rc.n, rc.rho, rc.p_value, rc.loo_min, rc.loo_max])
     if not rows:
         return None
     return Table(
@@ -378,7 +391,7 @@ def build_report(
             )
             report.ex_by_position[system_label(system)] = ex_by_position(turns)
             report.cer_by_position[system_label(system)] = cer_by_position(turns)
-            if system[1] == "agentic":
+            if system[1] == "agentic" and system[3] == BASE_VARIANT:
                 ci = report.ex_ci[system_label(system)]
                 report.budget_series.setdefault(system[0], {})[system[2]] = (
                     ci.estimate,

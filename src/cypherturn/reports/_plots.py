@@ -18,7 +18,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.figure import Figure
 
-from cypherturn.metrics import qer_scaling
+from cypherturn.metrics import BASE_VARIANT, qer_scaling
 from cypherturn.reports._build import Report, system_label
 
 __all__ = [
@@ -84,15 +84,18 @@ def plot_turn_position(report: Report, path: Path) -> Path | None:
     fig, (ax_ex, ax_cer) = plt.subplots(1, 2, figsize=(11, 4.5))
     models = sorted({s.model for s in report.summaries})
     colours = {m: plt.get_cmap("tab10")(i % 10) for i, m in enumerate(models)}
-    # Agentic runs at the smallest budget only, as in CypherTurn Figures 6 and 8: one pair per model.
+    # Base-variant agentic runs at the smallest budget only, as in CypherTurn Figures 6 and 8:
+    # one pair per model.
     smallest: dict[str, int] = {}
     for s in report.summaries:
-        if s.protocol.value == "agentic":
+        if s.protocol.value == "agentic" and s.variant == BASE_VARIANT:
             smallest[s.model] = min(smallest.get(s.model, s.budget_multiplier), s.budget_multiplier)
     for s in report.summaries:
-        if s.protocol.value == "agentic" and s.budget_multiplier != smallest[s.model]:
+        if s.protocol.value == "agentic" and (
+            s.variant != BASE_VARIANT or s.budget_multiplier != smallest[s.model]
+        ):
             continue
-        label = system_label((s.model, s.protocol.value, s.budget_multiplier))
+        label = system_label(s.system)
         style = "-" if s.protocol.value == "guided" else "--"
         ex = report.ex_by_position.get(label, {})
         if ex:

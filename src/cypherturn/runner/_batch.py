@@ -51,7 +51,13 @@ from cypherturn.runner._log import (
     finished_turns,
     read_log,
 )
-from cypherturn.runner._session import FinishedTurn, SessionResult, run_session, session_digest
+from cypherturn.runner._session import (
+    FinishedTurn,
+    SessionResult,
+    run_session,
+    session_digest,
+    with_variant,
+)
 from cypherturn.sessions import Session
 
 __all__ = [
@@ -206,7 +212,7 @@ def _check_config(out_dir: Path, config: RunConfig) -> None:
 
 
 def _logged(
-    path: Path, session: Session, config_digest: str
+    path: Path, session: Session, config_digest: str, settings: ProtocolSettings
 ) -> tuple[SessionResult | None, list[FinishedTurn]]:
     """What a session's log holds: its completed result, else the turns it finished.
 
@@ -231,7 +237,7 @@ def _logged(
     last = events[-1]
     if not (isinstance(last, SessionFinished) and last.status is SessionStatus.COMPLETED):
         return None, finished_turns(events)
-    records = [e.record for e in events if isinstance(e, TurnFinished)]
+    records = [with_variant(e.record, settings) for e in events if isinstance(e, TurnFinished)]
     result = SessionResult(
         session.session_id, SessionStatus.COMPLETED, records=records, resumed=True
     )
@@ -264,8 +270,11 @@ def collect_records(out_dir: Path, sessions: Sequence[Session]) -> list[SessionR
     path = out_dir / CONFIG_FILE
     if not path.exists():
         raise ConfigError(f"{out_dir} is not a run directory (no {CONFIG_FILE})")
-    digest = RunConfig.model_validate_json(path.read_text(encoding="utf-8")).digest()
-    found = (_logged(log_path(out_dir, s.session_id), s, digest)[0] for s in sessions)
+    stored = RunConfig.model_validate_json(path.read_text(encoding="utf-8"))
+    digest = stored.digest()
+    found = (
+        _logged(log_path(out_dir, s.session_id), s, digest, stored.settings)[0] for s in sessions
+    )
     return [r for r in found if r is not None]
 
 
@@ -341,7 +350,7 @@ def run_benchmark(
 
     for session in sessions:
         path = log_path(out_dir, session.session_id)
-        done, finished = _logged(path, session, digest)
+        done, finished = _logged(path, session, digest, settings)
         if done is not None:
             report(done)
             continue

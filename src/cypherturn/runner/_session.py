@@ -42,7 +42,14 @@ from cypherturn.sessions import Session
 FinishedTurn = tuple[list[StepLogged], TurnFinished]
 """A turn an interrupted run finished: its step events and its ``turn_end`` event."""
 
-__all__ = ["FinishedTurn", "SessionResult", "run_session", "session_digest", "turn_record"]
+__all__ = [
+    "FinishedTurn",
+    "SessionResult",
+    "run_session",
+    "session_digest",
+    "turn_record",
+    "with_variant",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -69,6 +76,18 @@ class SessionResult:
 def session_digest(session: Session) -> str:
     """SHA-256 of the session's benchmark line (hex, 16 characters)."""
     return hashlib.sha256(session.to_line().encode()).hexdigest()[:16]
+
+
+def with_variant(record: TurnRecord, settings: ProtocolSettings) -> TurnRecord:
+    """``record`` carrying the variant of ``settings``.
+
+    Logs written before :class:`TurnRecord` had a variant read back as ``base``; a
+    log is only resumed under the configuration it was written with (its digest
+    includes the variant), so the configuration's variant is the record's.
+    """
+    if record.variant == settings.variant.value:
+        return record
+    return record.model_copy(update={"variant": settings.variant.value})
 
 
 def turn_record(
@@ -111,6 +130,7 @@ def turn_record(
         model=model,
         protocol=settings.protocol,
         budget_multiplier=settings.budget_multiplier,
+        variant=settings.variant.value,
         session_id=session.session_id,
         turn=turn.turn_index,
         graph=session.world,
@@ -213,7 +233,7 @@ def run_session(
     try:
         prior: list[TurnOutcome] = []
         for step_events, finished in resume:
-            records.append(finished.record)
+            records.append(with_variant(finished.record, settings))
             prior.append(
                 TurnOutcome(
                     turn=finished.record.turn,

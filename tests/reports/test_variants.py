@@ -1,0 +1,86 @@
+"""A base run and a variant run of the same model and budget are two systems (CypherTurn appendix F)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+import cypherturn.cli._report  # noqa: F401 - registers the command
+from cypherturn.cli._app import app
+from cypherturn.graph import GraphEngine
+from cypherturn.metrics import ProtocolName, TurnRecord, read_jsonl, score_run
+
+runner = CliRunner()
+
+FIXTURE_GRAPH = Path(__file__).parents[1] / "metrics" / "fixture_graph.cypher"
+GOLD = "MATCH (p:Person {name: 'Alice'})-[:KNOWS]->(f:Person) RETURN f.name AS name"
+WRONG = "MATCH (p:Person)-[:KNOWS]->(f:Person) RETURN f.name AS name"
+
+
+def _records(graph: str, variant: str, answers: list[str]) -> list[TurnRecord]:
+    return [
+        TurnRecord(
+            run_id="run",
+            model="alpha",
+            protocol=ProtocolName.AGENTIC,
+            budget_multiplier=3,
+            variant=variant,
+            session_id=f"s{s}",
+            turn=1,
+            graph=graph,
+            gold_cypher=GOLD,
+            predicted_cypher=answer,
+        )
+        for s, answer in enumerate(answers)
+    ]
+
+
+def test_base_and_variant_runs_are_two_systems(
+    make_engine: Callable[..., GraphEngine], tmp_path: Path
+) -> None:
+    engine = make_engine()
+    engine.write(
+        "\n".join(ln for ln in FIXTURE_GRAPH.read_text().splitlines() if not ln.startswith("//"))
+    )
+    engines = {engine.graph: engine}
+    # Same run id, model, protocol, budget and sessions: only the variant tells them apart.
+    score_run(_records(engine.graph, "base", [GOLD] * 2), engines, tmp_path / "base")
+    score_run(
+        _records(engine.graph, "persistent_schema", [WRONG] * 2),
+        engines,
+        tmp_path / "ps",
+    )
+    out = tmp_path / "report"
+    result = runner.invoke(
+        app,
+        ["report", str(tmp_path / "base"), str(tmp_path / "ps"), "-f", "json", "-o", str(out)],
+    )
+    assert result.exit_code == 0, result.output
+    data = json.loads((out / "report.json").read_text())
+    systems = {(s["model"], s["variant"]): s["ex"] for s in data["summaries"]}
+    assert systems == {("alpha", "base"): 1.0, ("alpha", "persistent_schema"): 0.0}
+    assert set(data["ex_ci"]) == {"alpha agentic x3", "alpha agentic x3 persistent_schema"}
+    main = data["tables"][0]
+    variant_column = main["columns"].index("Variant")
+    assert sorted(row[variant_column] for row in main["rows"]) == ["base", "persistent_schema"]
+
+
+def test_records_written_before_the_variant_field_read_as_base(tmp_path: Path) -> None:
+    old = {
+        "run_id": "r",
+        "model": "m",
+        "protocol": "agentic",
+        "session_id": "s",
+        "turn": 1,
+        "graph": "g",
+        "gold_cypher": "RETURN 1",
+        "predicted_cypher": None,
+    }
+    path = tmp_path / "records.jsonl"
+    path.write_text(json.dumps(old) + "\n")
+    (record,) = read_jsonl(path, TurnRecord)
+    assert record.variant == "base"
+    assert record.system == ("m", "agentic", 3, "base")
