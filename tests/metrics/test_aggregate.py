@@ -142,3 +142,22 @@ def test_invalid_turns_are_left_out() -> None:
     bad = turn("A", 1, 0).model_copy(update={"valid": False, "gold_error": "boom"})
     assert summarize([bad]) == []
     assert summarize([bad, turn("B", 1, 1)])[0].turns == 1
+
+
+def test_guided_turns_that_submit_with_their_third_action_are_not_exhausted() -> None:
+    submitted = {Action.EXECUTE_CYPHER: 2, Action.SUBMIT_ANSWER: 1}
+    capped = {Action.EXECUTE_CYPHER: 3}
+    table = [
+        # Sessions A and B use all 3 actions of every turn and submit with the last one.
+        turn("A", 1, 1, protocol="guided", budget_remaining=0, actions=submitted),
+        turn("A", 2, 1, protocol="guided", budget_remaining=0, actions=submitted),
+        turn("B", 1, 0, protocol="guided", budget_remaining=0, actions=submitted),
+        # Session C's second turn ran out of its 3 actions without an answer.
+        turn("C", 1, 1, protocol="guided", budget_remaining=1, actions=submitted),
+        turn("C", 2, 0, protocol="guided", budget_remaining=0, actions=capped),
+    ]
+    assert summarize(table)[0].exhaustion_rate == pytest.approx(1 / 3)
+    # The same counts under the agentic protocol: the shared budget reached zero in all three.
+    agentic = [t.model_copy(update={"record": t.record.model_copy(
+        update={"protocol": ProtocolName.AGENTIC})}) for t in table]  # fmt: skip
+    assert summarize(agentic)[0].exhaustion_rate == 1.0

@@ -88,11 +88,7 @@ def session_scores(scores: Iterable[TurnScore]) -> list[SessionScore]:
     out = []
     for key, turns in sorted(_by_session(_valid(scores)).items()):
         first = turns[0].record
-        exhausted = any(
-            t.record.cliff
-            or (t.record.budget_remaining is not None and t.record.budget_remaining == 0)
-            for t in turns
-        )
+        exhausted = any(t.record.budget_exhausted for t in turns)
         out.append(
             SessionScore(
                 run_id=key[0],
@@ -234,7 +230,8 @@ class SystemSummary(BaseModel):
         latency_s_per_turn: mean turn latency, seconds.
         qer: fraction of the turns' executed queries that failed (RAS eq. 4).
         executions_per_prediction: engine calls per predicted query when scoring.
-        exhaustion_rate: fraction of sessions whose shared budget reached zero.
+        exhaustion_rate: fraction of sessions whose budget ran out
+            (:attr:`TurnRecord.budget_exhausted`).
         ex_excl_cliff: mean EX over turns not auto-scored by the cliff.
         action_fractions: share of each non-SUBMIT action among non-SUBMIT actions.
     """

@@ -188,6 +188,26 @@ class TurnRecord(BaseModel):
         return self.depends_on is not None
 
     @property
+    def budget_exhausted(self) -> bool:
+        """The turn's budget ran out (CypherTurn Table 25, "exhaustion").
+
+        Agentic: the shared budget ``B = T x m`` reached zero by the end of the turn,
+        or was zero before it (a cliff turn) — the paper's "sessions whose shared
+        budget reached zero". Guided has no shared budget: a turn counts only when
+        its 3 actions ran out before SUBMIT_ANSWER (the action-cap fallback of
+        appendix D.5); a turn that submits with its third action used its budget
+        but did not run out of it. SUBMIT_ANSWER ends the loop at once, so a guided
+        turn with no actions left and no SUBMIT_ANSWER is exactly the capped one.
+        """
+        if self.cliff:
+            return True
+        if self.budget_remaining != 0:
+            return False
+        if self.protocol is ProtocolName.AGENTIC:
+            return True
+        return self.actions.get(Action.SUBMIT_ANSWER, 0) == 0
+
+    @property
     def system(self) -> tuple[str, str, int, str]:
         """The compared configuration: ``(model, protocol, budget multiplier, variant)``."""
         return (self.model, self.protocol.value, self.budget_multiplier, self.variant)
@@ -284,8 +304,9 @@ class SessionScore(BaseModel):
         ex: mean strict EX over the turns.
         sem: session exact match, 1 iff every turn has EX = 1 (CypherTurn §3.2).
         cliff_turns: turns auto-scored 0 by the budget cliff.
-        budget_exhausted: the shared budget reached zero during the session
-            (a cliff turn, or ``budget_remaining == 0`` after some turn).
+        budget_exhausted: the budget ran out in some turn of the session
+            (:attr:`TurnRecord.budget_exhausted`: agentic, the shared budget reached
+            zero; guided, a turn used its 3 actions without SUBMIT_ANSWER).
         output_tokens: clean output tokens over the session (the Tok/S numerator).
         prompt_tokens: prompt tokens over the session.
         latency_s: summed turn latency, seconds.

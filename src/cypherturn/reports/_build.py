@@ -172,7 +172,8 @@ def _cost_table(summaries: Sequence[SystemSummary]) -> Table:
         ],
         rows=rows,
         notes=(
-            "Exhaustion: sessions whose shared budget reached zero. EX excl. cliff: EX without the turns "
+            "Exhaustion: sessions whose budget ran out (agentic: the shared budget reached zero; "
+            "guided: a turn used its 3 actions without SUBMIT_ANSWER). EX excl. cliff: EX without the turns "
             "auto-scored 0 by budget exhaustion (CypherTurn Table 25). Exec/pred: engine executions per "
             "predicted query while scoring."
         ),
@@ -182,8 +183,7 @@ def _cost_table(summaries: Sequence[SystemSummary]) -> Table:
 def _actions_table(summaries: Sequence[SystemSummary]) -> Table:
     kinds = ["execute_cypher", "inspect_schema", "search_values", "ask_user"]
     rows = [
-        [system_label(s.system)]
-        + [s.action_fractions.get(k) for k in kinds]
+        [system_label(s.system)] + [s.action_fractions.get(k) for k in kinds]
         for s in summaries
         if s.action_fractions
     ]
