@@ -36,3 +36,7 @@ def test_cases_are_unique_and_cover_the_required_shapes() -> None:
         "empty",
     }
     assert required <= set(ids)
+    # issue 17: every class of fault found has cases, and the file holds 100+ replies
+    for prefix in ("md_escaped_", "leadin_", "multiline_", "fence", "think", "prose_"):
+        assert sum(i.startswith(prefix) for i in ids) >= 3, prefix
+    assert len(ids) >= 100

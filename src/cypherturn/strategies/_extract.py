@@ -1,9 +1,11 @@
 """Pull the Cypher statement out of a chat model's raw completion text.
 
 Models wrap queries in reasoning blocks, chat special tokens, Markdown code
-fences and prose. :func:`extract_cypher` removes those wrappers and nothing
-else: string literals, backtick-quoted names and comments inside the query are
-never rewritten. (LangChain's ``GraphCypherQAChain``, the RAS paper's pipeline,
+fences, lead-in labels and prose, and escape Markdown punctuation
+(``PARTY\\_TO``). :func:`extract_cypher` removes those wrappers and escapes and
+nothing else: string literals, backtick-quoted names and comments inside the
+query are never rewritten. tests/strategies/extraction_cases.json holds the
+replies, written as models write them, that this is checked on. (LangChain's ``GraphCypherQAChain``, the RAS paper's pipeline,
 only takes the text between the first pair of triple backticks.)
 
 Code fences are found with a CommonMark parser (markdown-it-py). Quoting is
@@ -59,6 +61,24 @@ _SENTENCE = re.compile(
 )
 _MARKDOWN_LINE = re.compile(r"^(?:#{1,6}\s|\*\*|[-*+]\s|\d+[.)]\s|>\s?|`{3,}|~{3,})")
 _AFTER_COLON = re.compile(r"[:\uff1a]\s*(?=(?:" + "|".join(sorted(CLAUSE_KEYWORDS)) + r")\b)")
+# A lead-in label such as "Cypher query:", "**Answer:**" or "Final answer:": a few words,
+# optionally bold, ending in a colon that whitespace or the end of the line follows (the
+# colon of a Cypher label, as in ``n:Person``, is followed by the name).
+_LEAD_IN = re.compile(
+    r"^[ \t]*(?:[*_]{1,3}[ \t]*)?[A-Za-z][A-Za-z0-9'\u2019 \t-]{0,40}?[ \t]*(?:[*_]{1,3}[ \t]*)?"
+    r"[:\uff1a](?:[ \t]*[*_]{1,3})?(?=\s|$)[ \t]*"
+)
+# CYPHER starts a statement only as a query prefix: a version or an option, then the query.
+_CYPHER_PREFIX = re.compile(
+    r"CYPHER(?:[ \t]+\d+(?:\.\d+)?|[ \t]+\w+[ \t]*=[ \t]*\S+)*[ \t]+(?:"
+    + "|".join(sorted(CLAUSE_KEYWORDS - {"CYPHER"}))
+    + r")\b",
+    re.IGNORECASE,
+)
+# Backslash escapes of Markdown punctuation (CommonMark §2.4). Quotes are left alone: a
+# backslash before one changes where a string literal ends.
+_MARKDOWN_ESCAPE = re.compile(r"\\([!#$%&()*+,\-./:;<=>?@\[\]^_{|}~])")
+_INLINE_CODE = re.compile(r"(?<!`)(`{1,2})(?!`)(.+?)(?<!`)\1(?!`)")
 _INLINE_FENCE = re.compile(r"(`{3,})(.+?)\1", re.DOTALL)
 
 _MARKDOWN = MarkdownIt("commonmark")
@@ -76,9 +96,15 @@ def extract_cypher(text: str) -> str:
     everything before it); take the first Markdown code fence that looks like
     Cypher (a ``cypher``-like language tag, or content starting with a clause
     keyword; else the first non-empty fence); without a fence, drop prose
-    before the first line that starts with a clause keyword or an upper-case
-    clause keyword right after a colon (whichever comes first), and from the
-    first prose or Markdown line after it; finally keep the first statement (up
+    before the first line that starts with a clause keyword, the statement after
+    a lead-in label (``Cypher query:``, ``**Answer:**``, ``answer:``; the label's
+    words are never read as query words, ``Cypher`` included) or an upper-case
+    clause keyword right after a colon (whichever comes first), and drop
+    everything from the first prose or Markdown line after it (sentence
+    punctuation inside a comment or a string literal does not make a line
+    prose); failing that, take a statement written as inline code; then drop
+    the backslash of Markdown escapes (``PARTY\\_TO``, ``count(\\*)``) outside
+    string literals, names and comments; finally keep the first statement (up
     to a ``;`` outside literals) and strip whitespace. Anything else the model
     got wrong (a trailing full stop, a bad clause) is left for the engine to
     report, so that RAS can feed the engine's message back.
@@ -92,8 +118,8 @@ def extract_cypher(text: str) -> str:
     text = _strip_special_tokens(text)
     text = _strip_reasoning(text)
     fenced = _first_fenced_block(text)
-    candidate = fenced if fenced is not None else _strip_prose(text)
-    return _first_statement(candidate)
+    candidate = fenced if fenced is not None else _strip_prose(text) or _inline_code(text)
+    return _first_statement(_unescape_markdown(candidate))
 
 
 def _lexer_states(text: str) -> list[int]:
@@ -178,7 +204,9 @@ def _strip_reasoning(text: str) -> str:
 def _starts_with_clause(code: str) -> bool:
     body = _LEADING_COMMENTS.sub("", code, count=1)
     word = _FIRST_WORD.match(body)
-    return word is not None and word.group().upper() in CLAUSE_KEYWORDS
+    if word is None or word.group().upper() not in CLAUSE_KEYWORDS:
+        return False
+    return word.group().upper() != "CYPHER" or _CYPHER_PREFIX.match(body) is not None
 
 
 def _first_fenced_block(text: str) -> str | None:
@@ -229,21 +257,41 @@ def _is_prose(line: str) -> bool:
     return _SENTENCE.match(stripped) is not None or stripped.endswith(":")
 
 
+def _opens_statement(line: str) -> bool:
+    """True when ``line`` (left-stripped) begins with a clause keyword that starts a statement.
+
+    An upper-case keyword always does; another casing only on a line that is not
+    prose. ``CYPHER`` counts only as a query prefix (``CYPHER 5 MATCH ...``), so the
+    word of a label such as ``Cypher query:`` never does, nor does a bare language line.
+    """
+    word = _FIRST_WORD.match(line)
+    if word is None or word.group().upper() not in CLAUSE_KEYWORDS:
+        return False
+    if line.strip().lower() in CYPHER_FENCE_TAGS:
+        return False
+    if word.group().upper() == "CYPHER" and _CYPHER_PREFIX.match(line) is None:
+        return False
+    return word.group().isupper() or not _is_prose(line)
+
+
 def _statement_start(text: str) -> int | None:
-    """Offset where the statement begins: the earlier of a clause-keyword line and a keyword after a colon."""
+    """Offset where the statement begins.
+
+    The earliest of: a line that opens a statement, the statement after a lead-in
+    label on its line (``Cypher query: MATCH ...``, ``**Answer:** match ...``), and
+    an upper-case clause keyword right after a colon.
+    """
     starts: list[int] = []
     offset = 0
     for line in text.splitlines(keepends=True):
         stripped = line.lstrip()
-        word = _FIRST_WORD.match(stripped)
-        is_tag = stripped.strip().lower() in CYPHER_FENCE_TAGS  # a bare "cypher" language line
-        if (
-            word is not None
-            and word.group().upper() in CLAUSE_KEYWORDS
-            and not is_tag
-            and (word.group().isupper() or not _is_prose(line))
-        ):
-            starts.append(offset + len(line) - len(stripped))
+        indent = offset + len(line) - len(stripped)
+        lead = _LEAD_IN.match(stripped)
+        if lead is not None and _opens_statement(stripped[lead.end() :]):
+            starts.append(indent + lead.end())
+            break
+        if _opens_statement(stripped):
+            starts.append(indent)
             break
         offset += len(line)
     after_colon = _AFTER_COLON.search(text)
@@ -252,33 +300,81 @@ def _statement_start(text: str) -> int | None:
     return min(starts, default=None)
 
 
+def _code_only(text: str, states: list[int]) -> str:
+    """``text`` with the inside of literals masked by ``x`` and comments blanked.
+
+    Line breaks are kept, so the result splits into the same lines. Prose tests
+    then see only query text: a full stop inside ``// count the people.`` or a
+    string literal is not sentence punctuation.
+    """
+    masked = []
+    for i, c in enumerate(text):
+        state = states[i]
+        opens_comment = state == _OUT and text.startswith(("//", "/*"), i)
+        if (state == _OUT and not opens_comment) or c == "\n":
+            masked.append(c)
+        elif opens_comment or state in (_LINE_COMMENT, _BLOCK_COMMENT):
+            masked.append(" ")
+        else:
+            masked.append("x")
+    return "".join(masked)
+
+
 def _strip_prose(text: str) -> str:
-    """The statement lines of an unfenced answer, without the prose around them."""
+    """The statement lines of an unfenced answer, without the prose around them.
+
+    A line that holds only a comment counts as a blank line: it is kept when a
+    statement line follows it.
+    """
     start = _statement_start(text)
     if start is None:
         return ""
     body = text[start:]
     states = _lexer_states(body)
     lines = body.splitlines(keepends=True)
+    code_lines = _code_only(body, states).splitlines(keepends=True)
     kept: list[str] = []
     offset = 0
-    for number, line in enumerate(lines):
-        in_literal = states[offset] not in (_OUT, _LINE_COMMENT)
+    for number, (line, code) in enumerate(zip(lines, code_lines, strict=True)):
+        in_literal = states[offset] not in (_OUT, _LINE_COMMENT, _BLOCK_COMMENT)
         offset += len(line)
         if number == 0 or in_literal:
             kept.append(line)
             continue
-        if not line.strip():
-            following = next((x for x in lines[number + 1 :] if x.strip()), "")
+        if not code.strip():
+            following = next((x for x in code_lines[number + 1 :] if x.strip()), "")
             word = _FIRST_WORD.match(following.lstrip())
             if word is None or word.group().upper() not in CONTINUATION_KEYWORDS:
                 break
             kept.append(line)
             continue
-        if _is_prose(line):
+        if _is_prose(code):
             break
         kept.append(line)
     return "".join(kept)
+
+
+def _inline_code(text: str) -> str:
+    """A statement written as inline code in prose, as in ``Answer: `MATCH (n) RETURN n```."""
+    for match in _INLINE_CODE.finditer(text):
+        body = match.group(2).strip()
+        if " " in body and _opens_statement(body):
+            return body
+    return ""
+
+
+def _unescape_markdown(code: str) -> str:
+    """Drop the backslash of Markdown escapes (``PARTY\\_TO``, ``[\\*1..3]``) outside literals.
+
+    Outside a string literal, backtick-quoted name or comment a backslash is never
+    Cypher, so removing it changes no query the engine would have accepted.
+    """
+    states = _lexer_states(code)
+    return "".join(
+        c
+        for i, c in enumerate(code)
+        if not (c == "\\" and states[i] == _OUT and _MARKDOWN_ESCAPE.match(code, i) is not None)
+    )
 
 
 def _first_statement(code: str) -> str:
