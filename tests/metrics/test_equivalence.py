@@ -6,7 +6,14 @@ import datetime as dt
 
 import pytest
 
-from cypherturn.metrics import Tolerance, canonical, columns_permutation, rows_equal, values_equal
+from cypherturn.metrics import (
+    Tolerance,
+    canonical,
+    columns_permutation,
+    rows_equal,
+    unordered_list_columns,
+    values_equal,
+)
 
 NODE = {"_kind": "node", "id": 1, "labels": ["A", "B"], "properties": {"x": 1}}
 
@@ -84,3 +91,52 @@ def test_columns_permutation_respects_the_search_cap() -> None:
     gold = [[0] * width, [1] * width]
     pred = [[0] * width, [1] * width]
     assert columns_permutation(gold, pred, width, max_candidates=1) == tuple(range(width))
+
+
+def test_columns_permutation_with_ties_and_swapped_columns() -> None:
+    # ORDER BY the second gold column; "a" and "c" tie on 2 and the prediction lists them the
+    # other way round, with its columns swapped: a column need not hold the gold's sequence.
+    gold = [["b", 1], ["a", 2], ["c", 2], ["d", 3]]
+    pred = [[1, "b"], [2, "c"], [2, "a"], [3, "d"]]
+    assert columns_permutation(gold, pred, 2, ordered=True, key_columns=[1]) == (1, 0)
+    # Without key columns the rows compare strictly in order, and the swap of the tie is wrong.
+    assert columns_permutation(gold, pred, 2, ordered=True) is None
+    # Outside a tie block, order still matters.
+    moved = [[2, "a"], [1, "b"], [2, "c"], [3, "d"]]
+    assert columns_permutation(gold, moved, 2, ordered=True, key_columns=[1]) is None
+
+
+def test_unordered_list_columns_compare_as_multisets() -> None:
+    gold = [["x", [1, 2, 3]], ["y", ["b", "a"]]]
+    pred = [[[3, 1, 2], "x"], [["a", "b"], "y"]]
+    assert columns_permutation(gold, pred, 2) is None
+    assert columns_permutation(gold, pred, 2, unordered_columns=frozenset({1})) == (1, 0)
+    # A multiset, not a set: duplicates count.
+    assert columns_permutation(
+        [[[1, 1, 2]]], [[[1, 2, 2]]], 1, unordered_columns=frozenset({0})
+    ) is None  # fmt: skip
+
+
+def test_gold_columns_subset_of_predicted_columns() -> None:
+    gold = [["Alice"], ["Bob"]]
+    pred = [[30, "Bob"], [25, "Alice"]]
+    assert columns_permutation(gold, pred, 1) is None
+    assert columns_permutation(gold, pred, 1, pred_width=2) == (1,)
+    assert columns_permutation(gold, [[30, "Bob"], [25, "Carol"]], 1, pred_width=2) is None
+
+
+@pytest.mark.parametrize(
+    ("query", "columns"),
+    [
+        ("MATCH (p:P) RETURN p.city AS c, collect(p.name) AS names", {1}),
+        ("MATCH (p:P) WITH p ORDER BY p.name RETURN p.city AS c, collect(p.name) AS names", set()),
+        ("MATCH (p:P) WITH p.city AS c, collect(p.name) AS ns RETURN c, ns, size(ns) AS n", {1, 2}),
+        ("MATCH (p:P) WITH collect(p) AS ps UNWIND ps AS p RETURN p.name AS name", set()),
+        ("MATCH (p:P) RETURN [p.a, p.b] AS pair", set()),
+        ("MATCH (p:P) RETURN p.a AS a UNION MATCH (q:Q) RETURN collect(q.a) AS a", {0}),
+        ("MATCH (p:P) WITH collect(p.name) AS ns WITH ns AS names RETURN names", {0}),
+        ("not cypher (", set()),
+    ],
+)
+def test_unordered_list_columns(query: str, columns: set[int]) -> None:
+    assert unordered_list_columns(query) == frozenset(columns)

@@ -39,6 +39,8 @@ def test_case(case: dict[str, Any], fixture_engine: GraphEngine) -> None:
     score = scorer.score_turn(_record(case, fixture_engine.graph))
     assert score.valid, score.gold_error
     assert (score.ex, score.ex_relaxed) == (case["ex"], case["ex_relaxed"]), case["why"]
+    # The subset variant is at least relaxed EX; cases that tell them apart say so.
+    assert score.ex_subset == case.get("ex_subset", case["ex_relaxed"]), case["why"]
     assert score.psjs_status.value == case["psjs_status"], score.psjs_note
     if case["psjs"] is None:
         assert score.psjs is None

@@ -23,6 +23,8 @@ from cypherturn.metrics._equivalence import (
     canonical,
     columns_permutation,
     rows_equal,
+    sort_lists,
+    unordered_list_columns,
     values_equal,
 )
 from cypherturn.metrics._execute import (
@@ -72,7 +74,14 @@ from cypherturn.metrics._rundir import (
     score_run,
     write_jsonl,
 )
-from cypherturn.metrics._scorer import GoldCache, GoldEntry, Scorer, ex_scores, jaccard
+from cypherturn.metrics._scorer import (
+    GoldCache,
+    GoldEntry,
+    Scorer,
+    ex_scores,
+    ex_subset_score,
+    jaccard,
+)
 from cypherturn.metrics._stats import (
     DEFAULT_RESAMPLES,
     ConfidenceInterval,
@@ -136,6 +145,7 @@ __all__ = [
     "episode_from_strategy_result",
     "ex_by_position",
     "ex_scores",
+    "ex_subset_score",
     "execute_with_provenance",
     "group_by_system",
     "jaccard",
@@ -150,9 +160,11 @@ __all__ = [
     "score_run",
     "session_scores",
     "session_totals",
+    "sort_lists",
     "spearman",
     "split_provenance",
     "summarize",
+    "unordered_list_columns",
     "values_equal",
     "write_jsonl",
 ]

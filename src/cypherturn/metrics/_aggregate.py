@@ -221,6 +221,8 @@ class SystemSummary(BaseModel):
         model / protocol / budget_multiplier / variant: the system.
         sessions / turns: counts of valid sessions and turns.
         ex / ex_relaxed: mean strict and relaxed EX over turns.
+        ex_subset: mean of the gold-columns-subset variant of relaxed EX, over the
+            turns scored with it (``None`` for scores written before it existed).
         psjs: mean PSJS over turns where it could be computed.
         psjs_coverage: fraction of turns with a PSJS value.
         sem: fraction of sessions with every turn EX = 1.
@@ -244,6 +246,7 @@ class SystemSummary(BaseModel):
     turns: int
     ex: float
     ex_relaxed: float
+    ex_subset: float | None = None
     psjs: float | None
     psjs_coverage: float
     sem: float
@@ -266,6 +269,7 @@ class SystemSummary(BaseModel):
 def _summary(system: SystemKey, turns: list[TurnScore]) -> SystemSummary:
     sessions = session_scores(turns)
     psjs = [t.psjs for t in turns if t.psjs is not None]
+    subset = [t.ex_subset for t in turns if t.ex_subset is not None]
     attempts = [a for t in turns for a in t.record.query_attempts]
     predicted = [t for t in turns if t.executions > 0]
     not_cliff = [t.ex for t in turns if not t.record.cliff]
@@ -280,6 +284,7 @@ def _summary(system: SystemKey, turns: list[TurnScore]) -> SystemSummary:
         turns=len(turns),
         ex=fmean(t.ex for t in turns),
         ex_relaxed=fmean(t.ex_relaxed for t in turns),
+        ex_subset=fmean(subset) if subset else None,
         psjs=fmean(psjs) if psjs else None,
         psjs_coverage=len(psjs) / len(turns),
         sem=fmean(s.sem for s in sessions),

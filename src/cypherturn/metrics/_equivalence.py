@@ -11,7 +11,13 @@ The rules are written down, with their reasons, in docs/design/ex-equivalence.md
   (decided by :func:`cypherturn.cypher.output_order`), in which case they are
   compared in order, block by block over ties of the ORDER BY keys.
 * strict EX also needs the same column names in the same order (CypherTurn
-  §Limitations); relaxed EX ignores names and searches column permutations.
+  §Limitations); relaxed EX ignores names and searches column permutations, and
+  compares as multisets the lists of the gold columns whose ``collect()`` order is
+  undefined (:func:`unordered_list_columns`), as CypherBench's EX compares every
+  list unordered (``to_hashable(unorder_list=True)`` in megagonlabs/cypherbench,
+  ``cypherbench/metrics/execution_accuracy.py``).
+* the subset variant (``ex_subset``) also accepts predicted results with extra
+  columns: gold columns ⊆ predicted columns, under the relaxed rules.
 
 Multiset comparison first matches rows by a hashable canonical key (floats rounded
 to 12 significant digits), then pairs the leftovers under the tolerance with a
@@ -22,6 +28,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import re
 from collections import Counter
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
@@ -31,11 +38,16 @@ import numpy as np
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import maximum_bipartite_matching
 
+from cypherturn.cypher import Projection, parse_query
+from cypherturn.errors import CypherTurnError
+
 __all__ = [
     "Tolerance",
     "canonical",
     "columns_permutation",
     "rows_equal",
+    "sort_lists",
+    "unordered_list_columns",
     "values_equal",
 ]
 
@@ -263,6 +275,28 @@ def rows_equal(
     )
 
 
+def _sort_key(value: Any) -> str:
+    return repr(canonical(value))
+
+
+def sort_lists(value: Any) -> Any:
+    """``value`` with a top-level list sorted by canonical key (other values unchanged).
+
+    Used where a list's element order is undefined (``collect()`` over unordered
+    input): two such lists are equal iff their sorted forms are, up to floats
+    within the tolerance that round to different canonical keys.
+    """
+    if isinstance(value, list | tuple):
+        return sorted(value, key=_sort_key)
+    return value
+
+
+def _unorder(rows: Sequence[Sequence[Any]], columns: frozenset[int]) -> Sequence[Sequence[Any]]:
+    if not columns:
+        return rows
+    return [[sort_lists(v) if j in columns else v for j, v in enumerate(row)] for row in rows]
+
+
 def columns_permutation(
     gold: Sequence[Sequence[Any]],
     pred: Sequence[Sequence[Any]],
@@ -272,56 +306,77 @@ def columns_permutation(
     key_columns: Sequence[int] | None = None,
     tol: Tolerance = DEFAULT_TOLERANCE,
     max_candidates: int = 40_320,
+    pred_width: int | None = None,
+    unordered_columns: frozenset[int] = frozenset(),
 ) -> tuple[int, ...] | None:
-    """Find a column permutation under which the predicted rows equal the gold rows.
+    """Find a column assignment under which the predicted rows equal the gold rows.
 
     The search is deterministic: for each gold column, the candidate predicted
-    columns are those holding the same multiset of values (the same sequence
-    when ordered); candidates are tried identity first, then in index order,
-    depth first, and each complete assignment is checked on whole rows. At most
-    ``max_candidates`` complete assignments are checked.
+    columns are those holding the same multiset of values, within each block of
+    rows that tie on the ORDER BY keys when ordered (a column need not hold the
+    same sequence: rows of a tie block may come in any order), and the same
+    sequence when ordered without known key columns; candidates are tried
+    identity first, then in index order, depth first, and each complete
+    assignment is checked on whole rows. At most ``max_candidates`` complete
+    assignments are checked.
 
     Args:
         gold: gold rows, ``width`` values each.
-        pred: predicted rows, ``width`` values each.
-        width: number of columns of both results.
+        pred: predicted rows, ``pred_width`` values each.
+        width: number of gold columns.
         ordered: rows are compared in order (see :func:`rows_equal`).
         key_columns: gold ORDER BY key columns (see :func:`rows_equal`).
         tol: float tolerance.
         max_candidates: cap on complete assignments checked.
+        pred_width: number of predicted columns (default ``width``); when larger,
+            the assignment picks ``width`` of them (gold columns ⊆ predicted columns).
+        unordered_columns: gold columns whose list values compare as multisets.
 
     Returns:
         ``perm`` with ``pred`` column ``perm[j]`` playing gold column ``j``, or ``None``.
     """
-    if len(gold) != len(pred):
+    pred_width = width if pred_width is None else pred_width
+    if len(gold) != len(pred) or pred_width < width:
         return None
+    gold = _unorder(gold, unordered_columns)
     gold_cols = [[row[j] for row in gold] for j in range(width)]
-    pred_cols = [[row[k] for row in pred] for k in range(width)]
+    pred_cols = [[row[k] for row in pred] for k in range(pred_width)]
+    sorted_cols = [[sort_lists(v) for v in col] for col in pred_cols]
+    blocks = (
+        _tie_blocks(gold, key_columns) if ordered and key_columns is not None else [(0, len(gold))]
+    )
+
+    def column(j: int, k: int) -> list[Any]:
+        return sorted_cols[k] if j in unordered_columns else pred_cols[k]
 
     def column_match(j: int, k: int) -> bool:
-        if ordered:
-            return all(
-                values_equal(a, b, tol) for a, b in zip(gold_cols[j], pred_cols[k], strict=True)
-            )
-        return _multiset_equal([[v] for v in gold_cols[j]], [[v] for v in pred_cols[k]], tol)
+        values = column(j, k)
+        if ordered and key_columns is None:
+            return all(values_equal(a, b, tol) for a, b in zip(gold_cols[j], values, strict=True))
+        return all(
+            _multiset_equal([[v] for v in gold_cols[j][a:b]], [[v] for v in values[a:b]], tol)
+            for a, b in blocks
+        )
 
     candidates: list[list[int]] = []
     for j in range(width):
-        options = [k for k in range(width) if column_match(j, k)]
+        options = [k for k in range(pred_width) if column_match(j, k)]
         if not options:
             return None
         options.sort(key=lambda k: (k != j, k))
         candidates.append(options)
     order = sorted(range(width), key=lambda j: len(candidates[j]))
     assignment = [-1] * width
-    used = [False] * width
+    used = [False] * pred_width
     checked = 0
 
     def search(depth: int) -> bool:
         nonlocal checked
         if depth == width:
             checked += 1
-            permuted = [[row[k] for k in assignment] for row in pred]
+            permuted = [
+                [column(j, k)[i] for j, k in enumerate(assignment)] for i in range(len(pred))
+            ]
             return rows_equal(gold, permuted, ordered=ordered, key_columns=key_columns, tol=tol)
         j = order[depth]
         for k in candidates[j]:
@@ -336,3 +391,66 @@ def columns_permutation(
         return False
 
     return tuple(assignment) if search(0) else None
+
+
+_COLLECT = re.compile(r"\bcollect\s*\(", re.IGNORECASE)
+
+
+def _mentions(expression: str, names: set[str]) -> bool:
+    return any(re.search(rf"(?<![.\w]){re.escape(n)}(?!\w)", expression) for n in names)
+
+
+def _unordered_in(projection: Projection, unordered: set[str], ordered_input: bool) -> list[bool]:
+    return [
+        (not ordered_input and _COLLECT.search(item.expression) is not None)
+        or _mentions(item.expression, unordered)
+        for item in projection.items
+    ]
+
+
+def unordered_list_columns(query: str) -> frozenset[int]:
+    """Output columns of ``query`` that hold lists whose element order is undefined.
+
+    A ``collect()`` lists its input rows in the order they arrive, which Cypher
+    defines only when the clause just before the aggregating projection is a WITH
+    with ORDER BY. A column is flagged when its RETURN expression calls
+    ``collect()`` over unordered input, or reads a variable an earlier WITH bound
+    to such a list (``WITH collect(x) AS xs ... RETURN xs``, ``size(xs)`` too: a
+    flag on a non-list value changes nothing). In a UNION, a column is flagged
+    when any branch flags it. ``RETURN *`` columns are not flagged (their order
+    is not known from the text).
+
+    Args:
+        query: Cypher text (the gold query).
+
+    Returns:
+        The 0-based indices of the flagged RETURN columns; empty when the query
+        cannot be parsed.
+    """
+    try:
+        parsed = parse_query(query)
+    except (CypherTurnError, ValueError):
+        return frozenset()
+    flagged: set[int] = set()
+    for part in parsed.parts:
+        unordered: set[str] = set()
+        previous_ordered = False
+        for clause in part.clauses:
+            if not isinstance(clause, Projection):
+                previous_ordered = False
+                continue
+            marks = _unordered_in(clause, unordered, previous_ordered)
+            if clause.kind == "RETURN":
+                if not clause.star:
+                    flagged.update(j for j, mark in enumerate(marks) if mark)
+                continue
+            kept = {n for n in unordered if clause.star}
+            for item, mark in zip(clause.items, marks, strict=True):
+                name = item.output_name
+                if name is not None and mark:
+                    kept.add(name)
+                elif name is not None:
+                    kept.discard(name)
+            unordered = kept
+            previous_ordered = bool(clause.order_by)
+    return frozenset(flagged)

@@ -258,7 +258,10 @@ class TurnScore(BaseModel):
         gold_error: the engine's message when the gold query failed.
         ex: strict execution accuracy, 1 iff results are equal, column names and
             order included (docs/design/ex-equivalence.md).
-        ex_relaxed: 1 iff results are equal up to column names and column order.
+        ex_relaxed: 1 iff results are equal up to column names and column order, the
+            lists of gold ``collect()`` columns with undefined order compared as multisets.
+        ex_subset: relaxed EX that also accepts extra predicted columns (gold columns
+            ⊆ predicted columns); ``None`` in scores written before it existed.
         psjs: provenance subgraph Jaccard similarity in [0, 1], or ``None`` when
             one side could not be rewritten (see ``psjs_status``).
         psjs_status: how PSJS was obtained.
@@ -281,6 +284,7 @@ class TurnScore(BaseModel):
     gold_error: str | None = None
     ex: int = Field(ge=0, le=1)
     ex_relaxed: int = Field(ge=0, le=1)
+    ex_subset: int | None = Field(default=None, ge=0, le=1)
     psjs: float | None = Field(default=None, ge=0.0, le=1.0)
     psjs_status: PsjsStatus
     psjs_note: str | None = None

@@ -28,6 +28,7 @@ from cypherturn.metrics._equivalence import (
     Tolerance,
     columns_permutation,
     rows_equal,
+    unordered_list_columns,
 )
 from cypherturn.metrics._execute import ExecutedQuery, execute_with_provenance
 from cypherturn.metrics._records import (
@@ -40,7 +41,7 @@ from cypherturn.metrics._records import (
     TurnScore,
 )
 
-__all__ = ["GoldCache", "GoldEntry", "Scorer", "ex_scores", "jaccard"]
+__all__ = ["GoldCache", "GoldEntry", "Scorer", "ex_scores", "ex_subset_score", "jaccard"]
 
 logger = logging.getLogger(__name__)
 
@@ -69,6 +70,7 @@ def ex_scores(
     *,
     tol: Tolerance = DEFAULT_TOLERANCE,
     max_permutations: int = 40_320,
+    unordered_columns: frozenset[int] = frozenset(),
 ) -> tuple[int, int]:
     """Strict and relaxed EX of a predicted result against the gold result.
 
@@ -78,6 +80,8 @@ def ex_scores(
         order: the gold query's output order (:func:`cypherturn.cypher.output_order`).
         tol: float tolerance.
         max_permutations: cap on column assignments tried by relaxed EX.
+        unordered_columns: gold columns whose lists relaxed EX compares as multisets
+            (:func:`cypherturn.metrics.unordered_list_columns` of the gold query).
 
     Returns:
         ``(ex, ex_relaxed)``, each 0 or 1.
@@ -98,8 +102,46 @@ def ex_scores(
         key_columns=order.key_columns,
         tol=tol,
         max_candidates=max_permutations,
+        unordered_columns=unordered_columns,
     )
     return 0, int(perm is not None)
+
+
+def ex_subset_score(
+    gold: QueryResult,
+    pred: QueryResult,
+    order: OutputOrder,
+    *,
+    tol: Tolerance = DEFAULT_TOLERANCE,
+    max_permutations: int = 40_320,
+    unordered_columns: frozenset[int] = frozenset(),
+) -> int:
+    """Relaxed EX with extra predicted columns allowed: gold columns ⊆ predicted columns.
+
+    1 iff the predicted result has as many rows as the gold and some choice of
+    ``len(gold.columns)`` of its columns, in some order, equals the gold under the
+    relaxed EX rules (names ignored, ``collect()`` lists of ``unordered_columns``
+    as multisets). A prediction that returns the asked-for columns plus context
+    (``RETURN p.name, p.age`` for "names") scores 1 here and 0 in relaxed EX.
+
+    Returns:
+        0 or 1.
+    """
+    width = len(gold.columns)
+    if len(pred.columns) < width or len(pred.rows) != len(gold.rows):
+        return 0
+    perm = columns_permutation(
+        gold.rows,
+        pred.rows,
+        width,
+        ordered=order.ordered,
+        key_columns=order.key_columns,
+        tol=tol,
+        max_candidates=max_permutations,
+        pred_width=len(pred.columns),
+        unordered_columns=unordered_columns,
+    )
+    return int(perm is not None)
 
 
 @dataclass(slots=True)
@@ -112,6 +154,8 @@ class GoldEntry:
         provenance_note: why the provenance is missing.
         order: its output order.
         error: the engine's message when it failed.
+        unordered_columns: its columns whose ``collect()`` lists have no defined
+            order (:func:`unordered_list_columns`), compared as multisets by relaxed EX.
     """
 
     result: QueryResult | None
@@ -119,6 +163,7 @@ class GoldEntry:
     provenance_note: str | None
     order: OutputOrder
     error: str | None = None
+    unordered_columns: frozenset[int] = frozenset()
 
 
 class GoldCache:
@@ -216,6 +261,7 @@ class GoldCache:
                     provenance_note=item["provenance_note"],
                     order=OutputOrder(item["ordered"], tuple(keys) if keys is not None else None),
                     error=item["error"],
+                    unordered_columns=unordered_list_columns(item["query"]),
                 )
                 future: Future[GoldEntry] = Future()
                 future.set_result(entry)
@@ -287,7 +333,10 @@ class Scorer:
         run = self._execute(engine, query)
         executions = run.executions
         order = run.order or OutputOrder(False)
-        entry = GoldEntry(run.result, run.provenance, run.provenance_note, order)
+        unordered = unordered_list_columns(query)
+        entry = GoldEntry(
+            run.result, run.provenance, run.provenance_note, order, unordered_columns=unordered
+        )
         if run.error is not None:
             entry.error = run.error.engine_message
         elif (
@@ -309,7 +358,13 @@ class Scorer:
             )
             if not same:
                 logger.warning("provenance rewrite changed the result of gold query %r", query)
-                entry = GoldEntry(original, None, "rewrite changed the gold result", order)
+                entry = GoldEntry(
+                    original,
+                    None,
+                    "rewrite changed the gold result",
+                    order,
+                    unordered_columns=unordered,
+                )
         with self._lock:
             self._stats.gold_executions += executions
         return entry
@@ -350,6 +405,7 @@ class Scorer:
                 gold_rows=gold.result.row_count,
                 ex=0,
                 ex_relaxed=0,
+                ex_subset=0,
                 psjs=0.0,
                 psjs_status=PsjsStatus.NO_PREDICTION,
                 prediction_status=PredictionStatus.NO_PREDICTION,
@@ -368,6 +424,7 @@ class Scorer:
                 gold_rows=gold.result.row_count,
                 ex=0,
                 ex_relaxed=0,
+                ex_subset=0,
                 psjs=0.0,
                 psjs_status=PsjsStatus.PREDICTION_FAILED,
                 prediction_status=PredictionStatus.FAILED,
@@ -382,6 +439,15 @@ class Scorer:
             gold.order,
             tol=self._tol,
             max_permutations=self.settings.max_permutations,
+            unordered_columns=gold.unordered_columns,
+        )
+        ex_subset = ex_relaxed or ex_subset_score(
+            gold.result,
+            run.result,
+            gold.order,
+            tol=self._tol,
+            max_permutations=self.settings.max_permutations,
+            unordered_columns=gold.unordered_columns,
         )
         if gold.provenance is None:
             psjs, status, note = None, PsjsStatus.GOLD_UNSUPPORTED, gold.provenance_note
@@ -395,6 +461,7 @@ class Scorer:
             gold_rows=gold.result.row_count,
             ex=ex,
             ex_relaxed=ex_relaxed,
+            ex_subset=ex_subset,
             psjs=psjs,
             psjs_status=status,
             psjs_note=note,

@@ -105,6 +105,7 @@ def _main_table(
                 s.turns,
                 ex_cell,
                 s.ex_relaxed,
+                s.ex_subset,
                 s.psjs,
                 s.sem,
                 s.cer,
@@ -124,6 +125,7 @@ def _main_table(
             "Turns",
             "EX [95% CI]",
             "rEX",
+            "rEX⊆",
             "PSJS",
             "SEM",
             "CER",
@@ -133,7 +135,9 @@ def _main_table(
         rows=rows,
         notes=(
             f"EX: strict execution accuracy (column names included), 95% CI from a {n_resamples:,}-resample "
-            "session-level bootstrap. rEX: relaxed EX (column names and order ignored). PSJS: mean over "
+            "session-level bootstrap. rEX: relaxed EX (column names and order ignored, lists of "
+            "collect() columns with undefined order compared as multisets). rEX⊆: relaxed EX "
+            "with extra predicted columns allowed (gold columns ⊆ predicted columns). PSJS: mean over "
             "turns where both queries could be rewritten. SEM: sessions with every turn correct. CER: "
             "P(EX_t = 0 | EX_dep = 0) over chain-dependent turns. Tok/S: clean output tokens per session. "
             "QER: fraction of executed queries that failed."
