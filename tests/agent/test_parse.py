@@ -23,7 +23,11 @@ def test_parse_case(case: dict[str, Any]) -> None:
         assert isinstance(parsed, ParseFailure)
         assert case["error"] in parsed.message
     else:
-        assert parsed == ActionCall(action=Action(case["action"]), payload=case["payload"])
+        assert parsed == ActionCall(
+            action=Action(case["action"]),
+            payload=case["payload"],
+            repaired=case.get("repaired", False),
+        )
 
 
 def test_split_reasoning_returns_both_parts() -> None:

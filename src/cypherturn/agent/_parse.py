@@ -10,6 +10,16 @@ and surrounding prose, takes the first JSON object that names an action and
 accepts ``input``, ``payload``, ``query`` or ``question`` as the payload key. A
 reply it cannot read yields a :class:`ParseFailure` whose message becomes the
 model's observation (the step still costs one budget unit).
+
+The parser is lenient in the same way for every model (issue 16): an object
+that is not valid JSON is read again after the mistakes models commonly make are
+undone. A backslash before a character JSON cannot escape (``\\'``, ``\\_``) is
+kept as written, since it belongs to the Cypher inside the string; single
+quotes, trailing commas, unquoted keys and unescaped inner quotes are repaired
+by the json-repair library. An object that is never closed (a reply cut off
+mid-query) is not completed: that would run a truncated query. Markdown escapes
+outside string literals of a Cypher payload (``PARTY\\_TO``) are dropped. Every
+such reading sets :attr:`ActionCall.repaired`, which the step record keeps.
 """
 
 from __future__ import annotations
@@ -18,8 +28,10 @@ import json
 import re
 from typing import Any
 
+import json_repair
 from pydantic import BaseModel, ConfigDict
 
+from cypherturn.cypher import unescape_markdown
 from cypherturn.metrics import Action
 
 __all__ = ["ActionCall", "ParseFailure", "parse_action", "split_reasoning"]
@@ -27,7 +39,10 @@ __all__ = ["ActionCall", "ParseFailure", "parse_action", "split_reasoning"]
 _THINK = re.compile(r"<(think|thinking|reasoning)>.*?(</\1>|$)", re.IGNORECASE | re.DOTALL)
 _ORPHAN_CLOSE = re.compile(r"^.*?</(?:think|thinking|reasoning)>", re.IGNORECASE | re.DOTALL)
 _PAYLOAD_KEYS = ("input", "payload", "query", "question", "arguments", "args")
-_DECODER = json.JSONDecoder()
+# A backslash and the character after it: pairs are consumed together, so an escaped
+# backslash followed by "_" is not mistaken for an invalid escape.
+_ESCAPE = re.compile(r"\\(.?)", re.DOTALL)
+_CYPHER_ACTIONS = (Action.EXECUTE_CYPHER, Action.SUBMIT_ANSWER)
 
 
 class ActionCall(BaseModel):
@@ -37,12 +52,15 @@ class ActionCall(BaseModel):
         action: which of the five actions.
         payload: its argument as text (a Cypher query, a question, or the JSON
             object of SEARCH_VALUES serialised); empty for INSPECT_SCHEMA.
+        repaired: the reply was not read as written: its object was not valid
+            JSON, or Markdown escapes were dropped from its Cypher.
     """
 
     model_config = ConfigDict(frozen=True)
 
     action: Action
     payload: str = ""
+    repaired: bool = False
 
 
 class ParseFailure(BaseModel):
@@ -103,19 +121,78 @@ def _payload_of(obj: dict[str, Any], action: Action) -> str:
     return ""
 
 
-def _objects(text: str) -> list[dict[str, Any]]:
-    found: list[dict[str, Any]] = []
+def _object_end(text: str, start: int) -> int | None:
+    """Offset just past the ``}`` that closes the ``{`` at ``start``; None when it never closes.
+
+    Braces inside ``"..."`` or ``'...'`` strings (backslash escapes skipped) are not counted.
+    """
+    depth = 0
+    quote = ""
+    i = start
+    while i < len(text):
+        c = text[i]
+        if quote:
+            if c == "\\":
+                i += 1
+            elif c == quote:
+                quote = ""
+        elif c in "\"'":
+            quote = c
+        elif c == "{":
+            depth += 1
+        elif c == "}":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        i += 1
+    return None
+
+
+def _keep_invalid_escape(match: re.Match[str]) -> str:
+    """Double a backslash that starts no JSON escape (RFC 8259 §7), so it reads as written."""
+    escaped = match.group(1)
+    return match.group(0) if escaped and escaped in '\\"/bfnrtu' else "\\" + match.group(0)
+
+
+def _read_object(candidate: str) -> tuple[dict[str, Any] | None, bool, str]:
+    """Decode one ``{...}`` span: ``(object or None, repaired, decoder error)``."""
+    try:
+        value = json.loads(candidate)
+    except json.JSONDecodeError as e:
+        error = str(e)
+    else:
+        return (value, False, "") if isinstance(value, dict) else (None, False, "not an object")
+    try:
+        value = json.loads(_ESCAPE.sub(_keep_invalid_escape, candidate))
+    except json.JSONDecodeError:
+        value = json_repair.loads(candidate)
+    return (value, True, "") if isinstance(value, dict) and value else (None, True, error)
+
+
+def _objects(text: str) -> tuple[list[tuple[dict[str, Any], bool]], str, bool]:
+    """The JSON objects of a reply, each with whether it was repaired.
+
+    Returns:
+        ``(objects, first decoder error, an object was left unclosed)``.
+    """
+    found: list[tuple[dict[str, Any], bool]] = []
+    error = ""
+    unclosed = False
     index = text.find("{")
     while index != -1:
-        try:
-            value, end = _DECODER.raw_decode(text, index)
-        except json.JSONDecodeError:
+        end = _object_end(text, index)
+        if end is None:
+            unclosed = True
             index = text.find("{", index + 1)
             continue
-        if isinstance(value, dict):
-            found.append(value)
+        value, repaired, problem = _read_object(text[index:end])
+        if value is None:
+            error = error or problem
+            index = text.find("{", index + 1)
+            continue
+        found.append((value, repaired))
         index = text.find("{", end)
-    return found
+    return found, error, unclosed
 
 
 def parse_action(text: str) -> ActionCall | ParseFailure:
@@ -126,30 +203,45 @@ def parse_action(text: str) -> ActionCall | ParseFailure:
 
     Returns:
         The :class:`ActionCall` of the first JSON object whose ``action`` names
-        one of the five actions, or a :class:`ParseFailure` explaining why none did.
+        one of the five actions (``repaired`` set when the object or its Cypher
+        had to be repaired), or a :class:`ParseFailure` saying why none did: no
+        ``{`` at all, an object never closed, one that cannot be read even after
+        repair, no ``action`` key, or an unknown action.
     """
     answer, _ = split_reasoning(text)
     if not answer:
         return ParseFailure(message="Your reply was empty. Reply with one JSON action object.")
-    objects = _objects(answer)
+    example = '{"action": "EXECUTE_CYPHER", "input": "MATCH ..."}'
+    objects, error, unclosed = _objects(answer)
     if not objects:
-        return ParseFailure(
-            message="No JSON object found. Reply with exactly one object such as "
-            '{"action": "EXECUTE_CYPHER", "input": "MATCH ..."}.'
-        )
+        if unclosed:
+            reason = "Your JSON object is not closed (a missing '}'; was the reply cut off?)."
+        elif error:
+            reason = f"Your JSON object could not be read ({error})."
+        else:
+            reason = "No JSON object found."
+        return ParseFailure(message=f"{reason} Reply with exactly one object such as {example}.")
     unknown: list[str] = []
-    for obj in objects:
-        action = _action_of(obj.get("action") or obj.get("name") or obj.get("tool"))
+    for obj, repaired in objects:
+        named = obj.get("action") or obj.get("name") or obj.get("tool")
+        action = _action_of(named)
         if action is None:
-            unknown.append(str(obj.get("action")))
+            unknown.append(str(named))
             continue
         payload = _payload_of(obj, action)
         if action in (Action.EXECUTE_CYPHER, Action.SUBMIT_ANSWER, Action.ASK_USER) and not (
             payload.strip()
         ):
             return ParseFailure(message=f'{action.name} needs a non-empty "input".')
-        return ActionCall(action=action, payload=payload)
+        if action in _CYPHER_ACTIONS:
+            unescaped = unescape_markdown(payload)
+            repaired = repaired or unescaped != payload
+            payload = unescaped
+        return ActionCall(action=action, payload=payload, repaired=repaired)
     names = ", ".join(a.name for a in Action)
-    return ParseFailure(
-        message=f"Unknown action {unknown[0]!r}. The action must be one of: {names}."
-    )
+    if all(name == "None" for name in unknown):
+        return ParseFailure(
+            message=f'Your JSON object has no "action" key. The action must be one of: {names}.'
+        )
+    first = next(name for name in unknown if name != "None")
+    return ParseFailure(message=f"Unknown action {first!r}. The action must be one of: {names}.")

@@ -53,6 +53,9 @@ class ActionStep(BaseModel):
         simulator_tokens: tokens the user simulator spent on an ASK_USER reply.
         budget_remaining: actions left after this step (turn cap in guided, shared in agentic).
         tool_call: the native tool call the action was read from (``None``: text format).
+        repaired: the text-format reply was read only after repair
+            (:attr:`cypherturn.agent.ActionCall.repaired`); ``False`` in logs
+            written before the field existed.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -74,3 +77,4 @@ class ActionStep(BaseModel):
     simulator_tokens: int = Field(default=0, ge=0)
     budget_remaining: int = Field(default=0, ge=0)
     tool_call: ToolCall | None = None
+    repaired: bool = False

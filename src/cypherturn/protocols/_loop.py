@@ -303,7 +303,11 @@ def _perform(
     on_schema: Callable[[str], None] | None,
 ) -> dict[str, object]:
     """The step fields an action sets (its payload and observation)."""
-    fields: dict[str, object] = {"action": call.action, "payload": call.payload}
+    fields: dict[str, object] = {
+        "action": call.action,
+        "payload": call.payload,
+        "repaired": call.repaired,
+    }
     if call.action is Action.SUBMIT_ANSWER:
         fields["observation"] = "Submitted."
         return fields
