@@ -23,7 +23,7 @@ from cypherturn.cypher._provenance import (
     output_order,
     rewrite_for_provenance,
 )
-from cypherturn.cypher._tokens import Token, TokenKind, tokenize
+from cypherturn.cypher._tokens import Token, TokenKind, tokenize, unescape_markdown
 
 __all__ = [
     "AGGREGATE_FUNCTIONS",
@@ -48,4 +48,5 @@ __all__ = [
     "parse_query",
     "rewrite_for_provenance",
     "tokenize",
+    "unescape_markdown",
 ]

@@ -8,6 +8,13 @@ literals (single and double quoted, backslash escapes), backtick-quoted names
 (with doubled backticks), ``//`` and ``/* */`` comments and parameters, and
 leaves whitespace and comments out of the token stream.
 
+One tokenizer serves every reader of Cypher text (issue 13): the PSJS rewrite
+and the clause parser use the strict mode, which refuses text that is not
+Cypher; the read-only guard (:mod:`cypherturn.graph._guard`) and the answer
+extractor (:mod:`cypherturn.strategies._extract`) use the lenient mode, which
+never fails, so the three agree on what is a keyword, a name, a literal or a
+comment (tests/cypher/test_tokens_agree.py fuzzes that).
+
 Why not a library: graphglot (the maintained openCypher/GQL parser on PyPI) was
 evaluated and rejected for this use; see docs/design/psjs-rewrite.md.
 """
@@ -19,7 +26,7 @@ from enum import Enum
 
 from cypherturn.errors import CypherParseError
 
-__all__ = ["Token", "TokenKind", "tokenize"]
+__all__ = ["Token", "TokenKind", "tokenize", "unescape_markdown"]
 
 
 class TokenKind(Enum):
@@ -80,7 +87,7 @@ class Token:
         return self.kind is TokenKind.PUNCT and self.text in symbols
 
 
-def _skip_space_and_comments(query: str, i: int) -> int:
+def _skip_space_and_comments(query: str, i: int, lenient: bool = False) -> int:
     n = len(query)
     while i < n:
         ch = query[i]
@@ -92,6 +99,8 @@ def _skip_space_and_comments(query: str, i: int) -> int:
         elif query.startswith("/*", i):
             close = query.find("*/", i + 2)
             if close < 0:
+                if lenient:
+                    return n
                 raise CypherParseError(f"unterminated comment starting at offset {i}")
             i = close + 2
         else:
@@ -99,7 +108,7 @@ def _skip_space_and_comments(query: str, i: int) -> int:
     return i
 
 
-def _read_string(query: str, i: int) -> int:
+def _read_string(query: str, i: int, lenient: bool = False) -> int:
     quote = query[i]
     j = i + 1
     n = len(query)
@@ -111,10 +120,12 @@ def _read_string(query: str, i: int) -> int:
         if ch == quote:
             return j + 1
         j += 1
+    if lenient:
+        return n
     raise CypherParseError(f"unterminated string literal starting at offset {i}")
 
 
-def _read_backticks(query: str, i: int) -> int:
+def _read_backticks(query: str, i: int, lenient: bool = False) -> int:
     j = i + 1
     n = len(query)
     while j < n:
@@ -124,15 +135,23 @@ def _read_backticks(query: str, i: int) -> int:
                 continue
             return j + 1
         j += 1
+    if lenient:
+        return n
     raise CypherParseError(f"unterminated backtick-quoted name starting at offset {i}")
+
+
+_HEX_DIGITS = frozenset("0123456789abcdefABCDEF_")
+_OCTAL_DIGITS = frozenset("01234567_")
 
 
 def _read_number(query: str, i: int) -> int:
     n = len(query)
     j = i
     if query.startswith(("0x", "0X", "0o", "0O"), i):
+        # Only the base's digits: in ``0o7CREATE`` the engine reads 0o7, then CREATE.
+        digits = _HEX_DIGITS if query[i + 1] in "xX" else _OCTAL_DIGITS
         j = i + 2
-        while j < n and (query[j].isalnum() or query[j] == "_"):
+        while j < n and query[j] in digits:
             j += 1
         return j
     while j < n and (query[j].isdigit() or query[j] == "_"):
@@ -161,35 +180,41 @@ def _read_name(query: str, i: int) -> int:
     return j
 
 
-def tokenize(query: str) -> list[Token]:
+def tokenize(query: str, *, lenient: bool = False) -> list[Token]:
     """Split a Cypher query into tokens, dropping whitespace and comments.
 
     Args:
         query: the Cypher text.
+        lenient: never fail, for untrusted text (model output, prose around a
+            query): an unterminated string or backtick-quoted name runs to the
+            end of the text, an unterminated block comment swallows the rest,
+            and a character that starts no Cypher token (``\\``, ``#``, ``$``
+            without a name) becomes a one-character ``PUNCT`` token. On text the
+            strict mode accepts, both modes give the same tokens.
 
     Returns:
         The tokens in source order; each carries its ``[start, end)`` offsets.
 
     Raises:
-        CypherParseError: an unterminated string, comment or backtick-quoted
-            name, or a character that cannot start any Cypher token.
+        CypherParseError: strict mode only: an unterminated string, comment or
+            backtick-quoted name, or a character that cannot start any Cypher token.
     """
     tokens: list[Token] = []
     n = len(query)
-    i = _skip_space_and_comments(query, 0)
+    i = _skip_space_and_comments(query, 0, lenient)
     while i < n:
         ch = query[i]
         if ch in "'\"":
-            j, kind = _read_string(query, i), TokenKind.STRING
+            j, kind = _read_string(query, i, lenient), TokenKind.STRING
         elif ch == "`":
-            j, kind = _read_backticks(query, i), TokenKind.QUOTED_NAME
+            j, kind = _read_backticks(query, i, lenient), TokenKind.QUOTED_NAME
         elif ch.isdigit() or (ch == "." and i + 1 < n and query[i + 1].isdigit()):
             j, kind = _read_number(query, i), TokenKind.NUMBER
         elif ch.isalpha() or ch == "_":
             j, kind = _read_name(query, i), TokenKind.NAME
-        elif ch == "$":
+        elif ch == "$" and not (lenient and _bare_dollar(query, i)):
             if i + 1 < n and query[i + 1] == "`":
-                j = _read_backticks(query, i + 1)
+                j = _read_backticks(query, i + 1, lenient)
             else:
                 j = _read_name(query, i + 1)
             if j == i + 1:
@@ -198,8 +223,47 @@ def tokenize(query: str) -> list[Token]:
         else:
             symbol = next((p for p in _PUNCTUATION if query.startswith(p, i)), None)
             if symbol is None:
-                raise CypherParseError(f"unexpected character {ch!r} at offset {i}")
+                if not lenient:
+                    raise CypherParseError(f"unexpected character {ch!r} at offset {i}")
+                symbol = ch
             j, kind = i + len(symbol), TokenKind.PUNCT
         tokens.append(Token(kind, query[i:j], i, j))
-        i = _skip_space_and_comments(query, j)
+        i = _skip_space_and_comments(query, j, lenient)
     return tokens
+
+
+def _bare_dollar(query: str, i: int) -> bool:
+    """True when the ``$`` at ``i`` names no parameter."""
+    nxt = query[i + 1 : i + 2]
+    return not (nxt == "`" or nxt.isalnum() or nxt == "_")
+
+
+# Backslash escapes of Markdown punctuation (CommonMark §2.4). Quotes are not among
+# them: a backslash before one changes where a string literal ends.
+_MARKDOWN_PUNCTUATION = frozenset("!#$%&()*+,-./:;<=>?@[]^_{|}~")
+
+
+def unescape_markdown(query: str) -> str:
+    """Drop the backslash of Markdown escapes outside literals: ``PARTY\\_TO`` -> ``PARTY_TO``.
+
+    Models that write Markdown escape ``_``, ``*`` and brackets. Outside a string
+    literal, a backtick-quoted name or a comment a backslash is never Cypher, so
+    no query the engine would accept is changed; inside literals nothing is.
+
+    Args:
+        query: Cypher text, possibly not well formed.
+
+    Returns:
+        The text without those backslashes.
+    """
+    tokens = tokenize(query, lenient=True)
+    drop = {
+        t.start
+        for t in tokens
+        if t.text == "\\"
+        and t.kind is TokenKind.PUNCT
+        and query[t.end : t.end + 1] in _MARKDOWN_PUNCTUATION
+    }
+    if not drop:
+        return query
+    return "".join(c for i, c in enumerate(query) if i not in drop)

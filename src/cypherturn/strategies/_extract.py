@@ -21,6 +21,8 @@ import re
 
 from markdown_it import MarkdownIt
 
+from cypherturn.cypher import TokenKind, tokenize, unescape_markdown
+
 __all__ = ["extract_cypher"]
 
 CLAUSE_KEYWORDS = frozenset(
@@ -75,9 +77,6 @@ _CYPHER_PREFIX = re.compile(
     + r")\b",
     re.IGNORECASE,
 )
-# Backslash escapes of Markdown punctuation (CommonMark §2.4). Quotes are left alone: a
-# backslash before one changes where a string literal ends.
-_MARKDOWN_ESCAPE = re.compile(r"\\([!#$%&()*+,\-./:;<=>?@\[\]^_{|}~])")
 _INLINE_CODE = re.compile(r"(?<!`)(`{1,2})(?!`)(.+?)(?<!`)\1(?!`)")
 _INLINE_FENCE = re.compile(r"(`{3,})(.+?)\1", re.DOTALL)
 
@@ -119,7 +118,7 @@ def extract_cypher(text: str) -> str:
     text = _strip_reasoning(text)
     fenced = _first_fenced_block(text)
     candidate = fenced if fenced is not None else _strip_prose(text) or _inline_code(text)
-    return _first_statement(_unescape_markdown(candidate))
+    return _first_statement(unescape_markdown(candidate))
 
 
 def _lexer_states(text: str) -> list[int]:
@@ -127,53 +126,67 @@ def _lexer_states(text: str) -> list[int]:
 
     ``states[i]`` is ``_OUT`` when character ``i`` is ordinary query text, or the
     literal/comment state it belongs to (an opening quote is read in ``_OUT``;
-    the closing quote belongs to the literal). Strings are ``'…'`` or ``"…"``
-    with backslash escapes, names are `` `…` `` with doubled backticks, and
-    comments are ``//`` to end of line or ``/* … */``.
+    the closing quote belongs to the literal). The literals are the string and
+    backtick-name tokens of the lenient :func:`cypherturn.cypher.tokenize`, the
+    tokenizer the read-only guard also uses; what lies between tokens is
+    whitespace or a ``//`` or ``/* */`` comment.
     """
-    states = [_OUT] * (len(text) + 1)
-    state = _OUT
-    i = 0
     n = len(text)
-    while i < n:
-        c = text[i]
-        states[i] = state
-        if state == _OUT:
-            if c == "'":
-                state = _SINGLE
-            elif c == '"':
-                state = _DOUBLE
-            elif c == "`":
-                state = _BACKTICK
-            elif text.startswith("//", i):
-                state = _LINE_COMMENT
-            elif text.startswith("/*", i):
-                states[i + 1] = _BLOCK_COMMENT
-                state = _BLOCK_COMMENT
-                i += 1
-        elif state in (_SINGLE, _DOUBLE):
-            if c == "\\" and i + 1 < n:
-                states[i + 1] = state
-                i += 1
-            elif c == ("'" if state == _SINGLE else '"'):
-                state = _OUT
-        elif state == _BACKTICK:
-            if c == "`":
-                if text.startswith("``", i):
-                    states[i + 1] = state
-                    i += 1
-                else:
-                    state = _OUT
-        elif state == _LINE_COMMENT:
-            if c == "\n":
-                state = _OUT
-        elif text.startswith("*/", i):
-            states[i + 1] = state
-            state = _OUT
-            i += 1
-        i += 1
-    states[n] = state
+    states = [_OUT] * (n + 1)
+    previous = 0
+    for token in tokenize(text, lenient=True):
+        _mark_comments(text, previous, token.start, states)
+        if token.kind is TokenKind.STRING:
+            literal = _SINGLE if token.text[0] == "'" else _DOUBLE
+            states[token.start + 1 : token.end] = [literal] * (token.end - token.start - 1)
+            if not _closed(token.text, token.text[0]):
+                states[n] = literal
+        elif token.kind is TokenKind.QUOTED_NAME:
+            states[token.start + 1 : token.end] = [_BACKTICK] * (token.end - token.start - 1)
+            if not _closed(token.text, "`"):
+                states[n] = _BACKTICK
+        previous = token.end
+    _mark_comments(text, previous, n, states)
     return states
+
+
+def _closed(literal: str, quote: str) -> bool:
+    """True when a string or backtick token ends with its closing quote."""
+    body = literal[1:]
+    i = 0
+    while i < len(body):
+        if body[i] == "\\" and quote != "`":
+            i += 2
+            continue
+        if body[i] == quote:
+            if quote == "`" and body[i + 1 : i + 2] == "`":
+                i += 2
+                continue
+            return i == len(body) - 1
+        i += 1
+    return False
+
+
+def _mark_comments(text: str, start: int, end: int, states: list[int]) -> None:
+    """Set the comment states of the gap ``text[start:end]`` between two tokens."""
+    i = start
+    while i < end:
+        if text.startswith("//", i):
+            newline = text.find("\n", i, end)
+            stop = end if newline < 0 else newline + 1
+            states[i + 1 : stop] = [_LINE_COMMENT] * (stop - i - 1)
+            if newline < 0 and end == len(text):
+                states[end] = _LINE_COMMENT
+            i = stop
+        elif text.startswith("/*", i):
+            close = text.find("*/", i + 2, end)
+            stop = end if close < 0 else close + 2
+            states[i + 1 : stop] = [_BLOCK_COMMENT] * (stop - i - 1)
+            if close < 0 and end == len(text):
+                states[end] = _BLOCK_COMMENT
+            i = stop
+        else:
+            i += 1
 
 
 def _strip_special_tokens(text: str) -> str:
@@ -361,20 +374,6 @@ def _inline_code(text: str) -> str:
         if " " in body and _opens_statement(body):
             return body
     return ""
-
-
-def _unescape_markdown(code: str) -> str:
-    """Drop the backslash of Markdown escapes (``PARTY\\_TO``, ``[\\*1..3]``) outside literals.
-
-    Outside a string literal, backtick-quoted name or comment a backslash is never
-    Cypher, so removing it changes no query the engine would have accepted.
-    """
-    states = _lexer_states(code)
-    return "".join(
-        c
-        for i, c in enumerate(code)
-        if not (c == "\\" and states[i] == _OUT and _MARKDOWN_ESCAPE.match(code, i) is not None)
-    )
 
 
 def _first_statement(code: str) -> str:
