@@ -7,10 +7,10 @@ import time
 from abc import ABC, abstractmethod
 from typing import Any
 
-from cypherturn.errors import ConfigError, DatasetError, GraphError, WriteRefusedError
+from cypherturn.errors import ConfigError, DatasetError, GraphError, QueryError, WriteRefusedError
 from cypherturn.graph._data import GraphData, LoadStats
 from cypherturn.graph._engine import DEFAULT_ROW_CAP, DEFAULT_TIMEOUT_S
-from cypherturn.graph._guard import find_write_clause
+from cypherturn.graph._guard import find_plan_prefix, find_write_clause
 from cypherturn.graph._introspect import introspect
 from cypherturn.graph._load import load_graph
 from cypherturn.graph._result import QueryResult
@@ -135,6 +135,8 @@ class EngineBase(ABC):
 
         Raises:
             WriteRefusedError: the query would write; nothing was changed.
+            QueryError: an ``EXPLAIN``/``PROFILE`` prefix (FalkorDB would run the
+                query, Neo4j return no rows), refused before it runs.
             QueryTimeoutError: it ran past the timeout and was stopped.
             QueryError: any other engine refusal, classified, engine message verbatim.
             DatasetError: the graph does not exist.
@@ -149,6 +151,9 @@ class EngineBase(ABC):
             raise WriteRefusedError(
                 f"{clause} is not allowed: generated queries run read-only", query, clause
             )
+        prefix = find_plan_prefix(query)
+        if prefix is not None:
+            raise QueryError(f"{prefix} is not supported: send the query without {prefix}", query)
         return self._run_read_only(query, params or {}, timeout, cap)
 
     def write(self, query: str, params: dict[str, Any] | None = None) -> QueryResult:

@@ -1,22 +1,30 @@
 """First layer of the read-only gate: find the write clause of a Cypher text, if any.
 
 Generated Cypher is untrusted (RAS paper §3.3: every candidate is executed).
-Before a query reaches an engine, :func:`find_write_clause` scans it with a
-small tokenizer that knows Cypher's lexical structure (string literals with
-backslash escapes, backtick-quoted names, ``//`` and ``/* */`` comments), so a
-word like ``CREATE`` inside ``'please create'``, ``n.create`` or
-```Delete``` is not mistaken for a clause. The engine's own read-only mode
+Before a query reaches an engine, :func:`find_write_clause` reads it with the
+lenient mode of :func:`cypherturn.cypher.tokenize`, the tokenizer the parser and
+the answer extractor share, so a word like ``CREATE`` inside ``'please create'``,
+a comment or ```Delete``` is never a token, and a write keyword glued to a
+number (``LIMIT 1CREATE``) still is. It then decides by position whether a
+write keyword is a clause or a name: ``drop`` in ``MATCH (drop:Person) RETURN
+drop``, ``AS set`` or ``n.merge`` names a variable, an alias or a key, and the
+engines run those queries read-only. The engine's own read-only mode
 (``GRAPH.RO_QUERY``, Neo4j READ access) stays the final guard; this layer exists
 so the refusal names the offending clause and so engines whose read-only mode is
 weaker (FalkorDB's Bolt endpoint executes writes in READ mode) are still safe.
+
+:func:`find_plan_prefix` finds an ``EXPLAIN`` or ``PROFILE`` prefix: FalkorDB's
+``GRAPH.RO_QUERY`` ignores it and runs the query, Neo4j returns a plan and no
+rows, so a generated query with one is refused before it runs.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
-__all__ = ["Token", "find_write_clause", "tokenize"]
+from cypherturn.cypher import Token, TokenKind, tokenize
+
+__all__ = ["find_plan_prefix", "find_write_clause"]
 
 # Clause keywords that change the graph or its schema, or reach outside it.
 _WRITE_KEYWORDS = frozenset(
@@ -34,7 +42,23 @@ _WRITE_KEYWORDS = frozenset(
         "REVOKE",
         "RENAME",
         "TERMINATE",
+        "INSERT",  # Cypher 25 / GQL
     }
+)
+
+# Keywords after which an expression or a name follows, never a clause: a write
+# keyword there is a variable (``RETURN drop``, ``WITH 1 AS merge``, ``DELETE set``).
+_EXPRESSION_KEYWORDS = frozenset(
+    {
+        "RETURN", "WITH", "WHERE", "AND", "OR", "XOR", "NOT", "AS", "BY", "DISTINCT", "IN",
+        "UNWIND", "CASE", "WHEN", "THEN", "ELSE", "IS", "CONTAINS", "STARTS", "ENDS", "SKIP",
+        "LIMIT", "DELETE", "SET", "REMOVE", "YIELD",
+    }
+)  # fmt: skip
+# Punctuation after which a name follows, never a clause (``*`` is left out: ``WITH *``
+# may end a clause, and ``|`` and ``{`` open FOREACH and subquery bodies).
+_EXPRESSION_PUNCTUATION = frozenset(
+    {",", "(", "[", "=", "<>", "<", ">", "<=", ">=", "=~", "+=", "+", "-", "/", "%", "^", ".", ":"}
 )
 
 # A procedure name segment that names a mutating or outward-reaching operation:
@@ -47,106 +71,39 @@ _WRITE_PROCEDURE_SEGMENT = re.compile(
 )
 
 
-@dataclass(frozen=True, slots=True)
-class Token:
-    """One lexical token.
+def _keyword_positions(tokens: list[Token]) -> list[bool]:
+    """For each token, whether it is a word standing where a clause keyword can, not a name.
 
-    Attributes:
-        kind: ``"word"`` (identifier or keyword), ``"quoted"`` (backtick name),
-            ``"string"``, ``"number"``, ``"param"`` (``$name``) or ``"punct"``.
-        text: the token text; words keep their case.
-        offset: character offset in the query.
+    A word is a name before ``:`` (map key, ``(drop:Person)``), after ``.``
+    (property key), ``:`` (label, type), ``(``/``[`` (pattern or comprehension
+    variable), ``,`` or another operator, and after a keyword that an expression
+    follows (``RETURN drop``, ``AS set``, ``ORDER BY merge``), whatever it spells.
+    Whether that previous word is a keyword is itself decided by position, so in
+    ``WITH n AS set SET n.x = 1`` the second ``SET`` is a clause.
     """
-
-    kind: str
-    text: str
-    offset: int
-
-
-def tokenize(query: str) -> list[Token]:
-    """Split Cypher text into tokens, dropping whitespace and comments.
-
-    The scanner is total: an unterminated string, backtick name or block comment
-    swallows the rest of the text (the engine reports the syntax error).
-
-    Args:
-        query: Cypher text.
-
-    Returns:
-        The tokens in order.
-    """
-    tokens: list[Token] = []
-    i, n = 0, len(query)
-    while i < n:
-        ch = query[i]
-        if ch.isspace():
-            i += 1
-        elif query.startswith("//", i):
-            end = query.find("\n", i)
-            i = n if end < 0 else end + 1
-        elif query.startswith("/*", i):
-            end = query.find("*/", i + 2)
-            i = n if end < 0 else end + 2
-        elif ch in "'\"":
-            j = i + 1
-            while j < n and query[j] != ch:
-                j += 2 if query[j] == "\\" else 1
-            tokens.append(Token("string", query[i : j + 1], i))
-            i = j + 1
-        elif ch == "`":
-            j = i + 1
-            while j < n:
-                if query[j] == "`":
-                    if j + 1 < n and query[j + 1] == "`":
-                        j += 2
-                        continue
-                    break
-                j += 1
-            tokens.append(Token("quoted", query[i + 1 : j].replace("``", "`"), i))
-            i = j + 1
-        elif ch == "$":
-            j = i + 1
-            while j < n and (query[j].isalnum() or query[j] == "_"):
-                j += 1
-            tokens.append(Token("param", query[i:j], i))
-            i = j
-        elif ch.isalpha() or ch == "_":
-            j = i + 1
-            while j < n and (query[j].isalnum() or query[j] == "_"):
-                j += 1
-            tokens.append(Token("word", query[i:j], i))
-            i = j
-        elif ch.isdigit():
-            j = i + 1
-            while j < n and (query[j].isalnum() or query[j] == "."):
-                if query[j] == "." and (j + 1 >= n or not query[j + 1].isdigit()):
-                    break
-                j += 1
-            tokens.append(Token("number", query[i:j], i))
-            i = j
+    keyword = [False] * len(tokens)
+    for k, token in enumerate(tokens):
+        if token.kind is not TokenKind.NAME:
+            continue
+        if k + 1 < len(tokens) and tokens[k + 1].is_punct(":"):
+            continue
+        before = tokens[k - 1] if k > 0 else None
+        if before is not None and before.kind is TokenKind.PUNCT:
+            keyword[k] = before.text not in _EXPRESSION_PUNCTUATION
+        elif before is not None and before.kind is TokenKind.NAME:
+            keyword[k] = not (keyword[k - 1] and before.upper in _EXPRESSION_KEYWORDS)
         else:
-            tokens.append(Token("punct", ch, i))
-            i += 1
-    return tokens
-
-
-def _is_clause_position(tokens: list[Token], k: int) -> bool:
-    """True when the word at ``k`` stands where a clause keyword can, not as a name.
-
-    A word right after ``.`` (property key), ``:`` (label, type) or before ``:``
-    (map key) is a name, whatever it spells.
-    """
-    before = tokens[k - 1].text if k > 0 and tokens[k - 1].kind == "punct" else ""
-    after = tokens[k + 1].text if k + 1 < len(tokens) and tokens[k + 1].kind == "punct" else ""
-    return before not in (".", ":") and after != ":"
+            keyword[k] = True
+    return keyword
 
 
 def _procedure_name(tokens: list[Token], k: int) -> tuple[str, list[str]]:
     """Read the dotted procedure name that starts at token ``k`` (just after CALL)."""
     segments: list[str] = []
-    while k < len(tokens) and tokens[k].kind in ("word", "quoted"):
-        segments.append(tokens[k].text)
-        if k + 1 < len(tokens) and tokens[k + 1].text == "." and tokens[k + 1].kind == "punct":
+    while k < len(tokens) and tokens[k].kind in (TokenKind.NAME, TokenKind.QUOTED_NAME):
+        text = tokens[k].text
+        segments.append(text[1:-1] if tokens[k].kind is TokenKind.QUOTED_NAME else text)
+        if k + 1 < len(tokens) and tokens[k + 1].is_punct("."):
             k += 2
         else:
             break
@@ -156,7 +113,7 @@ def _procedure_name(tokens: list[Token], k: int) -> tuple[str, list[str]]:
 def find_write_clause(query: str) -> str | None:
     """Name the first clause of ``query`` that would write or reach outside the graph.
 
-    Detected: ``CREATE`` (also index/constraint creation), ``MERGE``, ``SET``,
+    Detected: ``CREATE`` (also index/constraint creation), ``INSERT``, ``MERGE``, ``SET``,
     ``REMOVE``, ``DELETE``, ``DETACH DELETE``, ``DROP``, ``FOREACH``, ``LOAD CSV``
     (reads server-side files), administration commands (``ALTER``, ``GRANT``,
     ``DENY``, ``REVOKE``, ``RENAME``, ``TERMINATE``) and ``CALL`` of a procedure
@@ -170,20 +127,56 @@ def find_write_clause(query: str) -> str | None:
         The clause as an upper-case string (``"DETACH DELETE"``, ``"LOAD CSV"``,
         ``"CALL apoc.create.node"``), or ``None`` when the text reads only.
     """
-    tokens = tokenize(query)
+    tokens = tokenize(query, lenient=True)
+    keyword = _keyword_positions(tokens)
     for k, token in enumerate(tokens):
-        if token.kind != "word" or not _is_clause_position(tokens, k):
+        if not keyword[k]:
             continue
-        word = token.text.upper()
-        nxt = tokens[k + 1].text.upper() if k + 1 < len(tokens) else ""
+        word = token.upper
+        nxt = tokens[k + 1].upper if k + 1 < len(tokens) else ""
         if word == "DETACH" and nxt == "DELETE":
             return "DETACH DELETE"
         if word == "LOAD" and nxt == "CSV":
             return "LOAD CSV"
         if word in _WRITE_KEYWORDS:
             return word
-        if word == "CALL" and k + 1 < len(tokens) and tokens[k + 1].kind in ("word", "quoted"):
+        if (
+            word == "CALL"
+            and k + 1 < len(tokens)
+            and tokens[k + 1].kind in (TokenKind.NAME, TokenKind.QUOTED_NAME)
+        ):
             name, segments = _procedure_name(tokens, k + 1)
             if any(_WRITE_PROCEDURE_SEGMENT.match(segment) for segment in segments):
                 return f"CALL {name}"
+    return None
+
+
+def find_plan_prefix(query: str) -> str | None:
+    """Name the ``EXPLAIN`` or ``PROFILE`` prefix of ``query``, if it has one.
+
+    The prefix may follow a ``CYPHER`` version or options (``CYPHER 5 EXPLAIN
+    MATCH ...``). On FalkorDB ``GRAPH.RO_QUERY`` runs a prefixed query and
+    returns its rows, on Neo4j ``EXPLAIN`` returns a plan and no rows, so the
+    same text would score differently per engine; generated queries with a
+    prefix are refused instead.
+
+    Args:
+        query: untrusted Cypher text.
+
+    Returns:
+        ``"EXPLAIN"`` or ``"PROFILE"``, or ``None``.
+    """
+    tokens = tokenize(query, lenient=True)
+    k = 0
+    if tokens and tokens[0].is_name("CYPHER"):
+        k = 1
+        while k < len(tokens) and (
+            tokens[k].kind is TokenKind.NUMBER
+            or (k + 1 < len(tokens) and tokens[k + 1].is_punct("="))
+            or tokens[k].is_punct("=")
+            or (k > 0 and tokens[k - 1].is_punct("="))
+        ):
+            k += 1
+    if k < len(tokens) and tokens[k].is_name("EXPLAIN", "PROFILE"):
+        return tokens[k].upper
     return None
