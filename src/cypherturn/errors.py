@@ -28,6 +28,7 @@ __all__ = [
     "ModelIntegrityError",
     "ModelResponseError",
     "ModelUnavailableError",
+    "QueryCostError",
     "QueryError",
     "QueryTimeoutError",
     "UnknownLabelError",
@@ -147,6 +148,15 @@ class QueryTimeoutError(QueryError):
     """The query ran past its time limit and was stopped."""
 
     error_class = ErrorClass.TIMEOUT
+
+
+class QueryCostError(QueryTimeoutError):
+    """A query refused before it ran: its text shows it cannot finish inside any limit.
+
+    Raised for work the engine cannot interrupt (a constant ``range`` of
+    hundreds of millions of values). A subclass of :class:`QueryTimeoutError`,
+    so it is counted as a timeout; ``engine_message`` says what was refused and why.
+    """
 
 
 class WriteRefusedError(QueryError):

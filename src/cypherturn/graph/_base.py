@@ -8,6 +8,7 @@ from abc import ABC, abstractmethod
 from typing import Any
 
 from cypherturn.errors import ConfigError, DatasetError, GraphError, QueryError, WriteRefusedError
+from cypherturn.graph._cost import check_cost
 from cypherturn.graph._data import GraphData, LoadStats
 from cypherturn.graph._engine import DEFAULT_ROW_CAP, DEFAULT_TIMEOUT_S
 from cypherturn.graph._guard import find_plan_prefix, find_write_clause
@@ -122,7 +123,12 @@ class EngineBase(ABC):
 
         The read-only gate has two layers: a tokenizer that names the first
         write clause (:func:`~cypherturn.graph._guard.find_write_clause`), then
-        the engine's own read-only mode.
+        the engine's own read-only mode. A query whose constant ``range`` calls
+        would build more values than any timeout can interrupt is refused
+        before it is sent (:func:`~cypherturn.graph._cost.check_cost`).
+        Control returns within
+        :func:`~cypherturn.graph._engine.timeout_promise_s` of the limit on
+        FalkorDB, whatever the query does.
 
         Args:
             query: Cypher text.
@@ -137,7 +143,9 @@ class EngineBase(ABC):
             WriteRefusedError: the query would write; nothing was changed.
             QueryError: an ``EXPLAIN``/``PROFILE`` prefix (FalkorDB would run the
                 query, Neo4j return no rows), refused before it runs.
-            QueryTimeoutError: it ran past the timeout and was stopped.
+            QueryTimeoutError: it ran past the timeout and was stopped (or the client
+                stopped waiting); :class:`~cypherturn.errors.QueryCostError`, a subclass,
+                when it was refused before running.
             QueryError: any other engine refusal, classified, engine message verbatim.
             DatasetError: the graph does not exist.
             EngineConnectionError: the engine is unreachable.
@@ -154,6 +162,7 @@ class EngineBase(ABC):
         prefix = find_plan_prefix(query)
         if prefix is not None:
             raise QueryError(f"{prefix} is not supported: send the query without {prefix}", query)
+        check_cost(query)
         return self._run_read_only(query, params or {}, timeout, cap)
 
     def write(self, query: str, params: dict[str, Any] | None = None) -> QueryResult:

@@ -8,13 +8,29 @@ from cypherturn.graph._data import GraphData, LoadStats
 from cypherturn.graph._result import QueryResult
 from cypherturn.graph._schema import GraphSchema
 
-__all__ = ["DEFAULT_ROW_CAP", "DEFAULT_TIMEOUT_S", "GraphEngine"]
+__all__ = ["DEFAULT_ROW_CAP", "DEFAULT_TIMEOUT_S", "GraphEngine", "timeout_promise_s"]
 
 DEFAULT_TIMEOUT_S = 120.0
 """Hard query timeout, seconds (CypherTurn appendix D.5)."""
 
 DEFAULT_ROW_CAP = 10_000
 """Rows kept from one generated query; more are dropped and the result is marked truncated."""
+
+
+def timeout_promise_s(timeout_s: float) -> float:
+    """When control returns to the caller of ``execute`` at the latest, for a limit of ``timeout_s``.
+
+    ``max(2 * limit, limit + 1 s)``: the engine's own timeout, plus room for
+    a query the engine stops late (issue 15). Engines that keep a client-side
+    deadline give up at this bound and raise ``QueryTimeoutError``.
+
+    Args:
+        timeout_s: the query's time limit, seconds (> 0).
+
+    Returns:
+        Seconds.
+    """
+    return max(2.0 * timeout_s, timeout_s + 1.0)
 
 
 @runtime_checkable

@@ -2,8 +2,16 @@
 
 Untrusted Cypher runs with ``GRAPH.RO_QUERY`` (the server refuses any write),
 a per-query ``timeout`` in milliseconds (the server aborts the query and keeps
-serving), and a row cap applied before the rows are decoded, so a huge result
-costs the transfer but not the decoding.
+serving), and a row cap pushed into the query as ``LIMIT cap + 1`` where that
+is sound (:mod:`cypherturn.graph._rowcap`), so the engine stops early.
+
+The server checks its timeout between records only; a single expression that
+builds a huge list runs past it (issue 15). So the client also keeps a
+deadline, :func:`~cypherturn.graph._engine.timeout_promise_s` minus a margin
+for decoding: it reads the reply with that socket timeout, on one pooled
+connection, without redis-py's retries (by default redis-py re-sends a command
+that timed out, up to three times, which ran the runaway query four times),
+and on expiry drops the connection and raises :class:`QueryTimeoutError`.
 
 Commands carry the client's cached schema ``version``: FalkorDB replies
 ``version mismatch`` when labels, types or property keys changed since (another
@@ -23,11 +31,12 @@ from falkordb import FalkorDB, Graph
 from falkordb.helpers import stringify_param_value
 from falkordb.query_result import parse_scalar
 
-from cypherturn.errors import DatasetError, EngineConnectionError, QueryError
+from cypherturn.errors import DatasetError, EngineConnectionError, QueryError, QueryTimeoutError
 from cypherturn.graph._base import EngineBase
-from cypherturn.graph._engine import DEFAULT_ROW_CAP, DEFAULT_TIMEOUT_S
+from cypherturn.graph._engine import DEFAULT_ROW_CAP, DEFAULT_TIMEOUT_S, timeout_promise_s
 from cypherturn.graph._errors import falkordb_error
 from cypherturn.graph._result import QueryResult
+from cypherturn.graph._rowcap import push_row_cap
 from cypherturn.graph._values import to_plain
 
 __all__ = ["FalkorDBEngine"]
@@ -37,6 +46,8 @@ log = logging.getLogger(__name__)
 _MISSING_GRAPH = "Invalid graph operation on empty key"
 _VERSION_MISMATCH = "version mismatch"
 _ALREADY_INDEXED = "already indexed"
+# Time kept, out of the promised return time, for decoding the rows and handing them back.
+_DECODE_MARGIN_S = 0.25
 
 
 def _params_header(params: dict[str, Any]) -> str:
@@ -87,11 +98,37 @@ class FalkorDBEngine(EngineBase):
 
     # ------------------------------------------------------------------ engine calls
 
+    def _send(self, args: list[Any], wait_s: float | None) -> Any:
+        """Send one command; with ``wait_s``, give up reading the reply after that many seconds."""
+        if wait_s is None:
+            return self._client.execute_command(*args)
+        pool = self._client.connection.connection_pool
+        connection = pool.get_connection()
+        try:
+            connection.send_command(*args)
+            return connection.read_response(timeout=max(wait_s, 0.01))
+        finally:
+            pool.release(connection)
+
     def _command(
-        self, command: str, query: str, params: dict[str, Any], timeout_ms: int | None
+        self,
+        command: str,
+        query: str,
+        params: dict[str, Any],
+        timeout_ms: int | None,
+        *,
+        wait_s: float | None = None,
     ) -> list[Any]:
-        """Send one GRAPH command with the schema version; refresh and resend on mismatch."""
+        """Send one GRAPH command with the schema version; refresh and resend on mismatch.
+
+        Args:
+            wait_s: client-side deadline for the reply, seconds (``None``: wait forever).
+
+        Raises:
+            QueryTimeoutError: no reply within ``wait_s`` (the connection is dropped).
+        """
         text = _params_header(params) + query
+        started = time.monotonic()
         for _attempt in range(3):
             args: list[Any] = [
                 command,
@@ -103,11 +140,22 @@ class FalkorDBEngine(EngineBase):
             ]
             if timeout_ms is not None:
                 args += ["timeout", timeout_ms]
+            left = None if wait_s is None else wait_s - (time.monotonic() - started)
             try:
-                response = self._client.execute_command(*args)
+                response = self._send(args, left)
+            except redis.TimeoutError as e:
+                if wait_s is None:
+                    raise EngineConnectionError(
+                        f"FalkorDB at {self._where} is unreachable: {e}"
+                    ) from e
+                raise QueryTimeoutError(
+                    f"Query timed out: the engine did not stop it within its {timeout_ms} ms "
+                    f"limit; cypherturn gave up waiting after {wait_s:.2f} s",
+                    query,
+                ) from e
             except redis.ResponseError as e:
                 raise self._error(str(e), query) from e
-            except (redis.ConnectionError, redis.TimeoutError) as e:
+            except redis.ConnectionError as e:
                 raise EngineConnectionError(f"FalkorDB at {self._where} is unreachable: {e}") from e
             if response and isinstance(response[0], redis.ResponseError):
                 if str(response[0]) == _VERSION_MISMATCH:
@@ -142,7 +190,22 @@ class FalkorDBEngine(EngineBase):
         self, query: str, params: dict[str, Any], timeout_s: float, row_cap: int
     ) -> QueryResult:
         started = time.perf_counter()
-        response = self._command("GRAPH.RO_QUERY", query, params, max(1, round(timeout_s * 1000)))
+        timeout_ms = max(1, round(timeout_s * 1000))
+        wait_s = timeout_promise_s(timeout_s) - _DECODE_MARGIN_S
+        capped = push_row_cap(query, row_cap)
+        try:
+            response = self._command(
+                "GRAPH.RO_QUERY", capped.text, params, timeout_ms, wait_s=wait_s
+            )
+        except QueryTimeoutError:
+            raise
+        except QueryError as e:
+            # The engine's message quotes the query it got; the feedback must quote the
+            # query as written, so an error naming the pushed-in LIMIT is asked for again.
+            if not capped.rewritten or f"LIMIT {capped.limit}" not in e.engine_message:
+                raise
+            left = wait_s - (time.perf_counter() - started)
+            response = self._command("GRAPH.RO_QUERY", query, params, timeout_ms, wait_s=left)
         columns, rows, truncated = self._decode(response, row_cap)
         return QueryResult.model_construct(
             columns=columns,

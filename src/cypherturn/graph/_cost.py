@@ -1,0 +1,241 @@
+"""Refuse, before it runs, a query whose cost is visible in its text and that no timeout can stop.
+
+FalkorDB checks a query's timeout between records, not while one expression is
+evaluated. ``range(1, 100000000)`` builds its hundred million values inside a
+single evaluation, so with a 1 s limit ``UNWIND range(1, 100000000) AS x
+RETURN count(x)`` returned after 9.2 s and ``RETURN reduce(s = '', x IN
+range(1, 50000000) | s + 'x')`` after 21.8 s (issue 15), and the server's
+worker thread stays busy until the list is built and freed. The client gives
+up at its own deadline, but the runaway keeps a worker busy, so such a query
+is refused before it is sent.
+
+Only what the text shows is judged: ``range`` calls whose bounds (and step)
+are integer constants, written as literals or as constant arithmetic
+(``10^8``, ``1e8``, ``100 * 1000000``). Within one clause the element counts
+of such calls are multiplied, because a range inside a list comprehension or
+``reduce`` over another range is built once per outer element; the product
+bounds the values that clause can build in one evaluation. Ranges in
+different clauses (``UNWIND range(1, 100000) AS a UNWIND range(1, 100000) AS
+b``) are not multiplied: the rows between clauses are a stream, and the
+engine's timeout stops it. Measured on the embedded server:
+``size(range(1, 10000000))`` takes about 0.25 s, so the default budget of
+10,000,000 values keeps the build well inside the one-second grace of the
+timeout promise.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from collections.abc import Callable
+
+from cypherturn.cypher import Token, TokenKind, tokenize
+from cypherturn.errors import CypherParseError, QueryCostError
+
+__all__ = ["MAX_LIST_VALUES", "check_cost", "literal_range_values"]
+
+MAX_LIST_VALUES = 10_000_000
+"""Most values the literal ``range`` calls of one query may build together."""
+
+_BINARY: dict[str, Callable[[float, float], float]] = {
+    "+": operator.add,
+    "-": operator.sub,
+    "*": operator.mul,
+    "/": operator.truediv,
+    "^": operator.pow,
+}
+_PRECEDENCE = {"+": 1, "-": 1, "*": 2, "/": 2, "^": 3}
+# 10^400 is a float overflow; anything this large is refused anyway.
+_HUGE = 1e300
+
+
+class _NotConstant(Exception):
+    """The expression is not integer-constant arithmetic."""
+
+
+def _number(token: Token) -> float:
+    text = token.text.replace("_", "").lower()
+    try:
+        value = float(int(text, 0)) if text.startswith(("0x", "0o")) else float(text)
+    except (ValueError, OverflowError) as e:
+        raise _NotConstant from e
+    return value if math.isfinite(value) else _HUGE
+
+
+class _Evaluator:
+    """Precedence-climbing evaluator of ``+ - * / ^``, unary minus and parentheses over numbers."""
+
+    def __init__(self, tokens: list[Token]) -> None:
+        self._tokens = tokens
+        self._i = 0
+
+    def value(self) -> float:
+        result = self._expression(1)
+        if self._i != len(self._tokens):
+            raise _NotConstant
+        return result
+
+    def _peek(self) -> Token | None:
+        return self._tokens[self._i] if self._i < len(self._tokens) else None
+
+    def _expression(self, min_precedence: int) -> float:
+        left = self._unary()
+        while True:
+            token = self._peek()
+            if token is None or token.kind is not TokenKind.PUNCT or token.text not in _BINARY:
+                return left
+            precedence = _PRECEDENCE[token.text]
+            if precedence < min_precedence:
+                return left
+            self._i += 1
+            # ^ is right-associative, the others left-associative.
+            right = self._expression(precedence if token.text == "^" else precedence + 1)
+            try:
+                left = _BINARY[token.text](left, right)
+            except (OverflowError, ZeroDivisionError):
+                left = _HUGE
+            if not math.isfinite(left) or abs(left) > _HUGE:
+                left = math.copysign(_HUGE, left) if not math.isnan(left) else _HUGE
+
+    def _unary(self) -> float:
+        token = self._peek()
+        if token is None:
+            raise _NotConstant
+        self._i += 1
+        if token.is_punct("-"):
+            return -self._unary()
+        if token.is_punct("+"):
+            return self._unary()
+        if token.is_punct("("):
+            inner = self._expression(1)
+            closing = self._peek()
+            if closing is None or not closing.is_punct(")"):
+                raise _NotConstant
+            self._i += 1
+            return inner
+        if token.kind is TokenKind.NUMBER:
+            return _number(token)
+        raise _NotConstant
+
+
+def _arguments(tokens: list[Token], open_index: int) -> tuple[list[list[Token]], Token] | None:
+    """The comma-separated arguments of the call whose ``(`` is at ``open_index``, and its ``)``."""
+    depth = 0
+    arguments: list[list[Token]] = [[]]
+    for token in tokens[open_index + 1 :]:
+        if token.kind is TokenKind.PUNCT and token.text in "([{":
+            depth += 1
+        elif token.kind is TokenKind.PUNCT and token.text in ")]}":
+            if depth == 0:
+                return arguments, token
+            depth -= 1
+        elif depth == 0 and token.is_punct(","):
+            arguments.append([])
+            continue
+        arguments[-1].append(token)
+    return None
+
+
+def _range_size(arguments: list[list[Token]]) -> float | None:
+    if len(arguments) not in (2, 3) or any(not argument for argument in arguments):
+        return None
+    try:
+        values = [_Evaluator(argument).value() for argument in arguments]
+    except _NotConstant:
+        return None
+    start, end = values[0], values[1]
+    step = values[2] if len(values) == 3 else 1.0
+    if step == 0:
+        return None
+    span = (end - start) / step
+    if not math.isfinite(span) or abs(span) > _HUGE:
+        return _HUGE if span > 0 else 0.0
+    return float(max(math.floor(span) + 1, 0))
+
+
+_CLAUSE_WORDS = {"MATCH", "OPTIONAL", "WITH", "UNWIND", "RETURN", "CALL", "UNION"}
+
+
+def _clause_numbers(tokens: list[Token]) -> list[int]:
+    """For each token, the number of the top-level clause it belongs to."""
+    numbers: list[int] = []
+    depth = clause = 0
+    for token in tokens:
+        if token.kind is TokenKind.PUNCT and token.text in "([{":
+            depth += 1
+        elif token.kind is TokenKind.PUNCT and token.text in ")]}":
+            depth = max(depth - 1, 0)
+        elif depth == 0 and token.kind is TokenKind.NAME and token.upper in _CLAUSE_WORDS:
+            clause += 1
+        numbers.append(clause)
+    return numbers
+
+
+def literal_range_values(query: str) -> list[tuple[str, float, int]]:
+    """The ``range`` calls of ``query`` whose bounds are constants, with their element counts.
+
+    Args:
+        query: Cypher text (tokenized leniently; nothing is executed).
+
+    Returns:
+        ``(call text, number of values, clause number)`` per constant
+        ``range(...)`` call, in source order; calls with a non-constant bound
+        are left out. Calls with the same clause number are in one top-level clause.
+    """
+    try:
+        tokens = tokenize(query, lenient=True)
+    except CypherParseError:
+        return []
+    clauses = _clause_numbers(tokens)
+    found: list[tuple[str, float, int]] = []
+    for index, token in enumerate(tokens[:-1]):
+        if not token.is_name("RANGE") or not tokens[index + 1].is_punct("("):
+            continue
+        # ``n.range(...)`` is not the function, and ``range`` as a property name is no call.
+        if index and tokens[index - 1].is_punct("."):
+            continue
+        call = _arguments(tokens, index + 1)
+        if call is None:
+            continue
+        size = _range_size(call[0])
+        if size is not None:
+            found.append((query[token.start : call[1].end], size, clauses[index]))
+    return found
+
+
+def check_cost(query: str, *, max_values: int = MAX_LIST_VALUES) -> None:
+    """Refuse a query whose constant ``range`` calls would build more than ``max_values`` values.
+
+    Args:
+        query: Cypher text.
+        max_values: the budget of values (default :data:`MAX_LIST_VALUES`).
+
+    Raises:
+        QueryCostError: in one clause, the product of the constant ranges' sizes
+            exceeds ``max_values``; the message names the calls. Counted as a timeout
+            (``error_class`` ``timeout``): the query could not have finished
+            inside its limit.
+    """
+    by_clause: dict[int, list[tuple[str, float]]] = {}
+    for text, size, clause in literal_range_values(query):
+        by_clause.setdefault(clause, []).append((text, size))
+    over = [
+        (ranges, total)
+        for ranges in by_clause.values()
+        if (total := math.prod(size for _, size in ranges)) > max_values
+    ]
+    if not over:
+        return
+    ranges, total = over[0]
+    calls = ", ".join(f"{text} ({_count(size)} values)" for text, size in ranges)
+    product = "" if len(ranges) == 1 else f", {_count(total)} together"
+    raise QueryCostError(
+        f"refused before running: {calls}{product}; a query may build at most "
+        f"{max_values:,} list values, because the engine cannot stop a list while it "
+        "builds it (use a smaller range, or aggregate over the graph instead)",
+        query,
+    )
+
+
+def _count(size: float) -> str:
+    return f"{int(size):,}" if size < 1e18 else f"{size:.3g}"
