@@ -42,10 +42,12 @@ def test_case(case: dict[str, Any], fixture_engine: GraphEngine) -> None:
     # The subset variant is at least relaxed EX; cases that tell them apart say so.
     assert score.ex_subset == case.get("ex_subset", case["ex_relaxed"]), case["why"]
     assert score.psjs_status.value == case["psjs_status"], score.psjs_note
-    if case["psjs"] is None:
-        assert score.psjs is None
+    assert score.psjs == pytest.approx(case["psjs"]), case.get("why_psjs", case["why"])
+    assert score.psjs_output_status.value == case["psjs_output_status"], score.psjs_output_note
+    if case["psjs_output"] is None:
+        assert score.psjs_output is None
     else:
-        assert score.psjs == pytest.approx(case["psjs"]), case["why"]
+        assert score.psjs_output == pytest.approx(case["psjs_output"]), case["why"]
     if "error_class" in case:
         assert score.prediction_status is PredictionStatus.FAILED
         assert score.prediction_error_class is not None

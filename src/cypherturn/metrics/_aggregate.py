@@ -223,8 +223,12 @@ class SystemSummary(BaseModel):
         ex / ex_relaxed: mean strict and relaxed EX over turns.
         ex_subset: mean of the gold-columns-subset variant of relaxed EX, over the
             turns scored with it (``None`` for scores written before it existed).
-        psjs: mean PSJS over turns where it could be computed.
-        psjs_coverage: fraction of turns with a PSJS value.
+        psjs: mean CypherBench PSJS over turns where it could be computed.
+        psjs_coverage: fraction of turns with a CypherBench PSJS value.
+        psjs_excluded: turns left out of ``psjs`` (gold provenance missing, or
+            scored before the metric existed), counted rather than scored.
+        psjs_output: mean output-provenance PSJS (ours) over turns with a value.
+        psjs_output_excluded: turns left out of ``psjs_output``.
         sem: fraction of sessions with every turn EX = 1.
         cer: cascade error rate over chain-dependent turns.
         tok_per_session: mean clean output tokens per session (Tok/S).
@@ -249,6 +253,9 @@ class SystemSummary(BaseModel):
     ex_subset: float | None = None
     psjs: float | None
     psjs_coverage: float
+    psjs_excluded: int = 0
+    psjs_output: float | None = None
+    psjs_output_excluded: int = 0
     sem: float
     cer: float | None
     tok_per_session: float
@@ -270,6 +277,7 @@ def _summary(system: SystemKey, turns: list[TurnScore]) -> SystemSummary:
     sessions = session_scores(turns)
     psjs = [t.psjs for t in turns if t.psjs is not None]
     subset = [t.ex_subset for t in turns if t.ex_subset is not None]
+    output = [t.psjs_output for t in turns if t.psjs_output is not None]
     attempts = [a for t in turns for a in t.record.query_attempts]
     predicted = [t for t in turns if t.executions > 0]
     not_cliff = [t.ex for t in turns if not t.record.cliff]
@@ -287,6 +295,9 @@ def _summary(system: SystemKey, turns: list[TurnScore]) -> SystemSummary:
         ex_subset=fmean(subset) if subset else None,
         psjs=fmean(psjs) if psjs else None,
         psjs_coverage=len(psjs) / len(turns),
+        psjs_excluded=len(turns) - len(psjs),
+        psjs_output=fmean(output) if output else None,
+        psjs_output_excluded=len(turns) - len(output),
         sem=fmean(s.sem for s in sessions),
         cer=cer(turns),
         tok_per_session=fmean(s.output_tokens for s in sessions),

@@ -23,12 +23,13 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Final, Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, model_validator
 
 from cypherturn.errors import ErrorClass
 
 __all__ = [
     "BASE_VARIANT",
+    "METRICS_VERSION",
     "SCHEMA_VERSION",
     "Action",
     "ExecutionStats",
@@ -50,6 +51,19 @@ __all__ = [
 
 SCHEMA_VERSION: Final = 1
 """Layout version of every record in this module."""
+
+METRICS_VERSION: Final = 2
+"""Version of the metric definitions (docs/design/metrics.md, "Versions").
+
+1: PSJS was the output-provenance Jaccard (now ``psjs_output``); relaxed EX had
+no list or tie-block tolerance and no subset variant.
+2: PSJS is CypherBench's; relaxed EX compares undefined-order ``collect()`` lists
+as multisets and pre-filters columns by tie block; ``ex_subset`` added; guided
+exhaustion counts only turns that ran out of actions before SUBMIT_ANSWER.
+"""
+
+STORED_CONTEXT: Final = "stored"
+"""Validation-context key set when records are read back from files (old layouts migrate)."""
 
 BASE_VARIANT: Final = "base"
 """The protocol variant of a run that plays no appendix F variant."""
@@ -234,11 +248,13 @@ class PredictionStatus(StrEnum):
 
 
 class PsjsStatus(StrEnum):
-    """How PSJS was obtained for a turn (docs/design/psjs-rewrite.md).
+    """How a PSJS value was obtained for a turn (docs/design/metrics.md).
 
     ``ok``, ``no_prediction`` and ``prediction_failed`` give a number (the last
-    two give 0.0); the ``*_unsupported`` and ``*_rewrite_failed`` statuses give
-    ``None`` and the turn is left out of the PSJS mean and counted apart.
+    two give 0.0); ``gold_unsupported`` (the gold's provenance is missing, for
+    every prediction of the turn alike), ``prediction_unsupported`` and
+    ``not_scored`` (a score written before the metric existed) give ``None``: the
+    turn is left out of that PSJS mean and counted apart.
     """
 
     OK = "ok"
@@ -246,6 +262,7 @@ class PsjsStatus(StrEnum):
     PREDICTION_FAILED = "prediction_failed"
     GOLD_UNSUPPORTED = "gold_unsupported"
     PREDICTION_UNSUPPORTED = "prediction_unsupported"
+    NOT_SCORED = "not_scored"
 
 
 class TurnScore(BaseModel):
@@ -262,10 +279,17 @@ class TurnScore(BaseModel):
             lists of gold ``collect()`` columns with undefined order compared as multisets.
         ex_subset: relaxed EX that also accepts extra predicted columns (gold columns
             ⊆ predicted columns); ``None`` in scores written before it existed.
-        psjs: provenance subgraph Jaccard similarity in [0, 1], or ``None`` when
-            one side could not be rewritten (see ``psjs_status``).
-        psjs_status: how PSJS was obtained.
-        psjs_note: why PSJS is missing, when it is.
+        metrics_version: the metric definitions the score was computed under
+            (:data:`METRICS_VERSION`; 1 for scores written before the field existed).
+        psjs: CypherBench's provenance subgraph Jaccard similarity in [0, 1] (nodes
+            bound by the leading MATCH block; both empty -> 0.0), or ``None`` (see
+            ``psjs_status``). Comparable with published PSJS figures.
+        psjs_status: how ``psjs`` was obtained.
+        psjs_note: why ``psjs`` is missing or 0.0 without a failed query, when it is.
+        psjs_output: our output-provenance PSJS (nodes and relationships bound on
+            the rows that reach the output; both empty -> 1.0;
+            docs/design/psjs-rewrite.md), or ``None``.
+        psjs_output_status / psjs_output_note: as for ``psjs``.
         prediction_status: ``ok``, ``no_prediction`` or ``failed``.
         prediction_error_class: the failure class of the predicted query.
         prediction_error: the engine's message for the predicted query.
@@ -279,6 +303,7 @@ class TurnScore(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     schema_version: Literal[1] = SCHEMA_VERSION
+    metrics_version: int = Field(default=METRICS_VERSION, ge=1)
     record: TurnRecord
     valid: bool = True
     gold_error: str | None = None
@@ -288,6 +313,9 @@ class TurnScore(BaseModel):
     psjs: float | None = Field(default=None, ge=0.0, le=1.0)
     psjs_status: PsjsStatus
     psjs_note: str | None = None
+    psjs_output: float | None = Field(default=None, ge=0.0, le=1.0)
+    psjs_output_status: PsjsStatus = PsjsStatus.NOT_SCORED
+    psjs_output_note: str | None = None
     prediction_status: PredictionStatus
     prediction_error_class: ErrorClass | None = None
     prediction_error: str | None = None
@@ -296,6 +324,25 @@ class TurnScore(BaseModel):
     gold_rows: int = 0
     predicted_rows: int = 0
     executions: int = Field(default=0, ge=0)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _read_version_1(cls, data: object, info: ValidationInfo) -> object:
+        """Stored scores of metric definitions 1 held our output-provenance PSJS under ``psjs``.
+
+        Applies when reading a file (validation context ``{"stored": True}``,
+        :func:`cypherturn.metrics.read_run`) and the line has no ``metrics_version``.
+        """
+        stored = bool(info.context and info.context.get(STORED_CONTEXT))
+        if not stored or not isinstance(data, dict) or "metrics_version" in data:
+            return data
+        moved = dict(data)
+        moved["metrics_version"] = 1
+        moved["psjs_output"] = moved.pop("psjs", None)
+        moved["psjs_output_status"] = moved.pop("psjs_status", PsjsStatus.NOT_SCORED)
+        moved["psjs_output_note"] = moved.pop("psjs_note", None)
+        moved["psjs_status"] = PsjsStatus.NOT_SCORED
+        return moved
 
 
 class SessionScore(BaseModel):
@@ -342,6 +389,10 @@ class ExecutionStats(BaseModel):
         executions: engine calls for them, fallbacks included.
         fallback_executions: re-runs of an original query after its provenance
             rewrite failed in a way the rewrite may have caused.
+        psjs_executions: engine calls for CypherBench PSJS provenance queries (one
+            per UNION branch starting with MATCH, gold and predicted), apart from
+            ``executions``: that PSJS needs the leading MATCH block's bindings,
+            which the scored query's own execution does not return.
         gold_queries: distinct (graph, gold query) pairs scored.
         gold_executions: engine calls for gold queries (cache misses only).
         gold_cache_hits: gold look-ups answered from the cache.
@@ -351,6 +402,7 @@ class ExecutionStats(BaseModel):
     predicted_queries: int = 0
     executions: int = 0
     fallback_executions: int = 0
+    psjs_executions: int = 0
     gold_queries: int = 0
     gold_executions: int = 0
     gold_cache_hits: int = 0

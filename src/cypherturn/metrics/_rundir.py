@@ -23,6 +23,7 @@ from pydantic import BaseModel, ValidationError
 
 from cypherturn.errors import DatasetError
 from cypherturn.metrics._records import (
+    STORED_CONTEXT,
     QerEpisode,
     RunManifest,
     ScoringSettings,
@@ -89,7 +90,7 @@ def _leaf_differences(
 
 
 def read_jsonl(path: Path, model: type[M]) -> Iterator[M]:
-    """Read one pydantic record per non-empty line.
+    """Read one pydantic record per non-empty line (older layouts migrate on the way in).
 
     Raises:
         DatasetError: the file is missing, or a line is not a valid record
@@ -104,7 +105,7 @@ def read_jsonl(path: Path, model: type[M]) -> Iterator[M]:
             if not line.strip():
                 continue
             try:
-                yield model.model_validate_json(line)
+                yield model.model_validate_json(line, context={STORED_CONTEXT: True})
             except ValidationError as exc:
                 first = exc.errors()[0]
                 where = ".".join(str(p) for p in first["loc"]) or "record"

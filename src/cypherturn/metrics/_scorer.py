@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from cypherturn.cypher import OutputOrder
 from cypherturn.errors import DatasetError
@@ -31,6 +32,7 @@ from cypherturn.metrics._equivalence import (
     unordered_list_columns,
 )
 from cypherturn.metrics._execute import ExecutedQuery, execute_with_provenance
+from cypherturn.metrics._psjs import cypherbench_jaccard, cypherbench_node_ids
 from cypherturn.metrics._records import (
     ExecutionStats,
     PredictionStatus,
@@ -44,6 +46,9 @@ from cypherturn.metrics._records import (
 __all__ = ["GoldCache", "GoldEntry", "Scorer", "ex_scores", "ex_subset_score", "jaccard"]
 
 logger = logging.getLogger(__name__)
+
+_CACHE_VERSION = 2
+"""Layout of a saved :class:`GoldCache` (2: with the CypherBench provenance)."""
 
 EngineSource = Mapping[str, GraphEngine] | Callable[[str], GraphEngine]
 """Where the scorer gets the engine of a graph: a mapping or a factory by graph name."""
@@ -156,6 +161,9 @@ class GoldEntry:
         error: the engine's message when it failed.
         unordered_columns: its columns whose ``collect()`` lists have no defined
             order (:func:`unordered_list_columns`), compared as multisets by relaxed EX.
+        cb_nodes: its CypherBench provenance (nodes of the leading MATCH block), or
+            ``None`` when it could not be computed.
+        cb_note: why ``cb_nodes`` is missing.
     """
 
     result: QueryResult | None
@@ -164,6 +172,8 @@ class GoldEntry:
     order: OutputOrder
     error: str | None = None
     unordered_columns: frozenset[int] = frozenset()
+    cb_nodes: frozenset[int] | None = None
+    cb_note: str | None = None
 
 
 class GoldCache:
@@ -236,19 +246,30 @@ class GoldCache:
                     if entry.order.key_columns
                     else None,
                     "error": entry.error,
+                    "cb_nodes": sorted(entry.cb_nodes) if entry.cb_nodes is not None else None,
+                    "cb_note": entry.cb_note,
                 }
             )
-        path.write_text(json.dumps({"schema_version": 1, "entries": items}), encoding="utf-8")
+        path.write_text(
+            json.dumps({"schema_version": _CACHE_VERSION, "entries": items}), encoding="utf-8"
+        )
 
     @classmethod
     def load(cls, path: Path) -> GoldCache:
         """Read a cache written by :meth:`save`.
 
         Raises:
-            DatasetError: the file is missing or malformed.
+            DatasetError: the file is missing or malformed, or was written before
+                the CypherBench provenance was cached (layout 1).
         """
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
+            if data.get("schema_version") != _CACHE_VERSION:
+                raise DatasetError(
+                    f"gold cache {path} has layout {data.get('schema_version')!r}, not "
+                    f"{_CACHE_VERSION}: it lacks the CypherBench PSJS provenance; delete it "
+                    "and score again"
+                )
             cache = cls()
             for item in data["entries"]:
                 result = QueryResult.model_validate(item["result"]) if item["result"] else None
@@ -262,6 +283,8 @@ class GoldCache:
                     order=OutputOrder(item["ordered"], tuple(keys) if keys is not None else None),
                     error=item["error"],
                     unordered_columns=unordered_list_columns(item["query"]),
+                    cb_nodes=frozenset(item["cb_nodes"]) if item["cb_nodes"] is not None else None,
+                    cb_note=item["cb_note"],
                 )
                 future: Future[GoldEntry] = Future()
                 future.set_result(entry)
@@ -365,16 +388,61 @@ class Scorer:
                     order,
                     unordered_columns=unordered,
                 )
+        cb = cypherbench_node_ids(engine, query, timeout_s=self.settings.timeout_s)
+        entry.cb_nodes, entry.cb_note = cb.nodes, cb.note
         with self._lock:
             self._stats.gold_executions += executions
+            self._stats.psjs_executions += cb.executions
         return entry
 
     def gold(self, graph: str, query: str) -> GoldEntry:
         """The gold outcome of ``query`` on ``graph``, from the cache or computed once."""
         return self.gold_cache.get(graph, query, lambda: self._compute_gold(graph, query))
 
+    def _psjs_cypherbench(
+        self, record: TurnRecord, gold: GoldEntry, run: ExecutedQuery | None
+    ) -> tuple[float | None, PsjsStatus, str | None]:
+        """CypherBench PSJS of a turn (:mod:`cypherturn.metrics._psjs`)."""
+        if gold.cb_nodes is None:
+            return None, PsjsStatus.GOLD_UNSUPPORTED, gold.cb_note
+        if record.predicted_cypher is None:
+            return 0.0, PsjsStatus.NO_PREDICTION, None
+        if record.predicted_cypher == record.gold_cypher:
+            return 1.0, PsjsStatus.OK, None
+        if run is None or run.result is None:
+            return 0.0, PsjsStatus.PREDICTION_FAILED, None
+        pred = cypherbench_node_ids(
+            self.engine(record.graph), record.predicted_cypher, timeout_s=self.settings.timeout_s
+        )
+        with self._lock:
+            self._stats.psjs_executions += pred.executions
+        if pred.nodes is None:
+            # The reference scores any exception 0.0; the query itself ran, so say why.
+            return 0.0, PsjsStatus.PREDICTION_FAILED, f"provenance query failed: {pred.note}"
+        return cypherbench_jaccard(gold.cb_nodes, pred.nodes), PsjsStatus.OK, None
+
+    @staticmethod
+    def _psjs_output(
+        record: TurnRecord, gold: GoldEntry, run: ExecutedQuery | None
+    ) -> tuple[float | None, PsjsStatus, str | None]:
+        """Our output-provenance PSJS of a turn (docs/design/psjs-rewrite.md)."""
+        if gold.provenance is None:
+            return None, PsjsStatus.GOLD_UNSUPPORTED, gold.provenance_note
+        if record.predicted_cypher is None:
+            return 0.0, PsjsStatus.NO_PREDICTION, None
+        if run is None or run.result is None:
+            return 0.0, PsjsStatus.PREDICTION_FAILED, None
+        if run.provenance is None:
+            return None, PsjsStatus.PREDICTION_UNSUPPORTED, run.provenance_note
+        return jaccard(gold.provenance, run.provenance), PsjsStatus.OK, None
+
     def score_turn(self, record: TurnRecord) -> TurnScore:
         """Score one turn.
+
+        Both PSJS metrics treat every prediction of a turn alike when the gold's
+        provenance is missing: the turn gets ``None`` and ``gold_unsupported``
+        whether its prediction is missing, failed or executed, so that the mean
+        over the rest is not biased by scoring only the failures.
 
         Args:
             record: the turn.
@@ -396,37 +464,46 @@ class Scorer:
                 ex_relaxed=0,
                 psjs_status=PsjsStatus.GOLD_UNSUPPORTED,
                 psjs_note="gold query failed",
+                psjs_output_status=PsjsStatus.GOLD_UNSUPPORTED,
+                psjs_output_note="gold query failed",
                 prediction_status=PredictionStatus.NO_PREDICTION,
             )
-        if record.predicted_cypher is None:
+        run = None
+        if record.predicted_cypher is not None:
+            run = self._execute(self.engine(record.graph), record.predicted_cypher)
+            with self._lock:
+                self._stats.predicted_queries += 1
+                self._stats.executions += run.executions
+                self._stats.fallback_executions += int(run.fallback)
+        psjs, status, note = self._psjs_cypherbench(record, gold, run)
+        psjs_out, status_out, note_out = self._psjs_output(record, gold, run)
+        common: dict[str, Any] = {
+            "record": record,
+            "ordered": gold.order.ordered,
+            "gold_rows": gold.result.row_count,
+            "psjs": psjs,
+            "psjs_status": status,
+            "psjs_note": note,
+            "psjs_output": psjs_out,
+            "psjs_output_status": status_out,
+            "psjs_output_note": note_out,
+        }
+        if run is None:
             return TurnScore(
-                record=record,
-                ordered=gold.order.ordered,
-                gold_rows=gold.result.row_count,
+                **common,
                 ex=0,
                 ex_relaxed=0,
                 ex_subset=0,
-                psjs=0.0,
-                psjs_status=PsjsStatus.NO_PREDICTION,
                 prediction_status=PredictionStatus.NO_PREDICTION,
                 truncated=gold.result.truncated,
             )
-        run = self._execute(self.engine(record.graph), record.predicted_cypher)
-        with self._lock:
-            self._stats.predicted_queries += 1
-            self._stats.executions += run.executions
-            self._stats.fallback_executions += int(run.fallback)
         if run.result is None:
             error = run.error
             return TurnScore(
-                record=record,
-                ordered=gold.order.ordered,
-                gold_rows=gold.result.row_count,
+                **common,
                 ex=0,
                 ex_relaxed=0,
                 ex_subset=0,
-                psjs=0.0,
-                psjs_status=PsjsStatus.PREDICTION_FAILED,
                 prediction_status=PredictionStatus.FAILED,
                 prediction_error_class=error.error_class if error else None,
                 prediction_error=error.engine_message if error else None,
@@ -449,22 +526,11 @@ class Scorer:
             max_permutations=self.settings.max_permutations,
             unordered_columns=gold.unordered_columns,
         )
-        if gold.provenance is None:
-            psjs, status, note = None, PsjsStatus.GOLD_UNSUPPORTED, gold.provenance_note
-        elif run.provenance is None:
-            psjs, status, note = None, PsjsStatus.PREDICTION_UNSUPPORTED, run.provenance_note
-        else:
-            psjs, status, note = jaccard(gold.provenance, run.provenance), PsjsStatus.OK, None
         return TurnScore(
-            record=record,
-            ordered=gold.order.ordered,
-            gold_rows=gold.result.row_count,
+            **common,
             ex=ex,
             ex_relaxed=ex_relaxed,
             ex_subset=ex_subset,
-            psjs=psjs,
-            psjs_status=status,
-            psjs_note=note,
             prediction_status=PredictionStatus.OK,
             truncated=gold.result.truncated or run.result.truncated,
             predicted_rows=run.result.row_count,
