@@ -49,6 +49,18 @@ _FALKORDB_RULES: list[tuple[re.Pattern[str], ErrorType]] = [
     (re.compile(r"Multiple result columns with the same name"), CypherSyntaxError),
     (re.compile(r"UNION must have the same column names"), CypherSyntaxError),
     (re.compile(r"requires bound nodes"), CypherSyntaxError),
+    # Query-form errors FalkorDB reports without "Invalid input": the text parses, but
+    # the engine refuses its shape (tests/graph/falkordb_errors.json provokes each one).
+    (re.compile(r"Unexpected clause following RETURN"), CypherSyntaxError),
+    (re.compile(r"Unable to resolve filtered alias"), CypherSyntaxError),  # exists((n)-->())
+    (re.compile(r"aggregation expression within ORDER BY"), CypherSyntaxError),
+    (re.compile(r"aggregate functions inside of aggregate functions"), CypherSyntaxError),
+    (re.compile(r"Invalid use of aggregating function"), CypherSyntaxError),
+    (re.compile(r"WITH clause projections must be aliased"), CypherSyntaxError),
+    (re.compile(r"^Query cannot conclude with"), CypherSyntaxError),
+    (re.compile(r"is the only function which can accept \* as an argument"), CypherSyntaxError),
+    (re.compile(r"does not currently support"), CypherSyntaxError),
+    (re.compile(r"(?:LIMIT|SKIP) specified value of invalid type"), CypherTypeError),
 ]
 
 # Neo4j status codes (Neo.<Classification>.<Category>.<Title>), by title.
@@ -87,8 +99,10 @@ def classify_falkordb(message: str) -> ErrorType:
 
     Returns:
         A :class:`QueryError` subclass; :class:`QueryError` itself (class
-        ``OTHER``) when no rule matches (division by zero, unknown procedure,
-        missing parameter, date parse failure, ...).
+        ``OTHER``) when no rule matches: failures of a well-formed query on its
+        values or arguments (division by zero, ``range`` step 0, negative
+        ``substring`` start, date parse failure), an unknown procedure or a
+        missing parameter.
     """
     for pattern, error_type in _FALKORDB_RULES:
         if pattern.search(message):

@@ -28,6 +28,21 @@ _HINTS: tuple[tuple[re.Pattern[str], str], ...] = (
      "Cypher has no GROUP BY: the returned items that are not aggregates are the grouping keys"),
     (re.compile(r"Invalid input 'H'", re.I),
      "Cypher has no HAVING: aggregate in WITH, then filter with WHERE"),
+    (re.compile(r"aggregate functions inside of aggregate functions", re.I),
+     "aggregate once per step: compute the inner aggregate in WITH with an alias, "
+     "then aggregate the alias"),
+    (re.compile(r"Invalid use of aggregating function", re.I),
+     "WHERE cannot hold an aggregate: compute it in WITH with an alias, then filter, "
+     "e.g. WITH n, count(*) AS c WHERE c > 1"),
+    (re.compile(r"WITH clause projections must be aliased", re.I),
+     "every expression in WITH needs an alias, e.g. WITH n.name AS name"),
+    (re.compile(r"^Query cannot conclude with", re.I), "end the query with a RETURN clause"),
+    (re.compile(r"does not currently support =~", re.I),
+     "use CONTAINS, STARTS WITH or ENDS WITH (with toLower() for case) instead of =~"),
+    (re.compile(r"(LIMIT|SKIP) specified value of invalid type", re.I),
+     "LIMIT and SKIP take a non-negative integer, e.g. LIMIT 10"),
+    (re.compile(r"is the only function which can accept \*", re.I),
+     "only count(*) takes *; pass a variable or property to other functions"),
     (re.compile(r"^Type mismatch", re.I),
      "compare values of the same type: use the stored values shown in the schema, "
      "toInteger()/toString() to convert"),
