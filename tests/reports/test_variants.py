@@ -1,8 +1,9 @@
-"""A base run and a variant run of the same model and budget are two systems (CypherTurn appendix F)."""
+"""Run identity in reports: variants are systems of their own; engines and metric versions are named."""
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -11,7 +12,16 @@ from typer.testing import CliRunner
 import cypherturn.cli._report  # noqa: F401 - registers the command
 from cypherturn.cli._app import app
 from cypherturn.graph import GraphEngine
-from cypherturn.metrics import ProtocolName, TurnRecord, read_jsonl, score_run
+from cypherturn.metrics import (
+    METRICS_VERSION,
+    ProtocolName,
+    RunManifest,
+    TurnRecord,
+    read_jsonl,
+    read_run,
+    score_run,
+)
+from cypherturn.reports import build_report
 
 runner = CliRunner()
 
@@ -84,3 +94,32 @@ def test_records_written_before_the_variant_field_read_as_base(tmp_path: Path) -
     (record,) = read_jsonl(path, TurnRecord)
     assert record.variant == "base"
     assert record.system == ("m", "agentic", 3, "base")
+
+
+def test_run_json_and_report_name_the_engine_and_the_metric_definitions(
+    make_engine: Callable[..., GraphEngine], tmp_path: Path
+) -> None:
+    engine = make_engine()
+    engine.write(
+        "\n".join(ln for ln in FIXTURE_GRAPH.read_text().splitlines() if not ln.startswith("//"))
+    )
+    manifest = score_run(
+        _records(engine.graph, "base", [GOLD]), {engine.graph: engine}, tmp_path / "run"
+    )
+    info = manifest.engines[engine.graph]
+    # The version is the server's own (FalkorDB's MODULE LIST), not a constant of ours.
+    assert info.name == "FalkorDB" and re.fullmatch(r"\d+\.\d+\.\d+", info.version)
+    assert info.version != "0.0.0"
+    assert manifest.metrics_version == METRICS_VERSION
+    stored = RunManifest.model_validate_json((tmp_path / "run" / "run.json").read_text())
+    assert stored.engines == manifest.engines
+    report = build_report([read_run(tmp_path / "run")], n_resamples=100)
+    runs = next(t for t in report.tables if t.name == "runs")
+    assert runs.rows == [
+        [str(tmp_path / "run"), str(METRICS_VERSION), f"{engine.graph}: FalkorDB {info.version}"]
+    ]
+
+
+def test_manifests_written_before_the_fields_existed_still_read(tmp_path: Path) -> None:
+    manifest = RunManifest.model_validate_json('{"schema_version": 1, "run_id": "r"}')
+    assert (manifest.metrics_version, manifest.engines) == (1, {})

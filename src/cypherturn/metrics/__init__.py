@@ -18,6 +18,7 @@ from cypherturn.metrics._aggregate import (
     session_scores,
     summarize,
 )
+from cypherturn.metrics._engineinfo import UNKNOWN_VERSION, EngineInfo, engine_info
 from cypherturn.metrics._equivalence import (
     Tolerance,
     canonical,
@@ -46,6 +47,7 @@ from cypherturn.metrics._qer import (
 )
 from cypherturn.metrics._records import (
     BASE_VARIANT,
+    METRICS_VERSION,
     SCHEMA_VERSION,
     Action,
     ExecutionStats,
@@ -100,13 +102,16 @@ __all__ = [
     "BREAKDOWN_DIMENSIONS",
     "DEFAULT_RESAMPLES",
     "MANIFEST_FILE",
+    "METRICS_VERSION",
     "RECORDS_FILE",
     "SCHEMA_VERSION",
     "SCORES_FILE",
     "TIERS",
+    "UNKNOWN_VERSION",
     "Action",
     "BreakdownCell",
     "ConfidenceInterval",
+    "EngineInfo",
     "ExecutedQuery",
     "ExecutionStats",
     "GoldCache",
@@ -142,6 +147,7 @@ __all__ = [
     "cer_by_position",
     "columns_permutation",
     "config_changes",
+    "engine_info",
     "episode_from_strategy_result",
     "ex_by_position",
     "ex_scores",

@@ -26,6 +26,7 @@ from typing import Final, Literal, Protocol
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, model_validator
 
 from cypherturn.errors import ErrorClass
+from cypherturn.metrics._engineinfo import EngineInfo
 
 __all__ = [
     "BASE_VARIANT",
@@ -450,6 +451,10 @@ class RunManifest(BaseModel):
         models / protocols / graphs: what the scores cover.
         settings: the :class:`ScoringSettings` used.
         executions: the :class:`ExecutionStats` of the scoring pass.
+        metrics_version: the metric definitions the scores follow
+            (:data:`METRICS_VERSION`; 1 for manifests written before the field existed).
+        engines: graph -> the engine (name, version) its queries ran on; empty for
+            manifests written before the field existed.
         files: role -> file name inside the directory (``scores``, ``records``, ``attempts``).
     """
 
@@ -464,6 +469,8 @@ class RunManifest(BaseModel):
     graphs: list[str] = Field(default_factory=list)
     settings: ScoringSettings = Field(default_factory=ScoringSettings)
     executions: ExecutionStats = Field(default_factory=ExecutionStats)
+    metrics_version: int = Field(default=1, ge=1)
+    engines: dict[str, EngineInfo] = Field(default_factory=dict)
     files: dict[str, str] = Field(default_factory=dict)
 
 

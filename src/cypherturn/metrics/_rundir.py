@@ -3,7 +3,8 @@
 Layout (all JSON Lines files hold one record per line)::
 
     RUN_DIR/
-      run.json         RunManifest: run id, settings, counts, engine executions
+      run.json         RunManifest: run id, settings, counts, engine executions, the
+                       engine (name, version) of each graph, the metric definitions version
       records.jsonl    TurnRecord per line: the scorer's input (kept for re-scoring)
       scores.jsonl     TurnScore per line: what reports read
       attempts.jsonl   QerEpisode per line: IS/RAS attempt logs for QER (optional)
@@ -22,7 +23,9 @@ from typing import TypeVar
 from pydantic import BaseModel, ValidationError
 
 from cypherturn.errors import DatasetError
+from cypherturn.metrics._engineinfo import engine_info
 from cypherturn.metrics._records import (
+    METRICS_VERSION,
     STORED_CONTEXT,
     QerEpisode,
     RunManifest,
@@ -217,6 +220,10 @@ def score_run(
         graphs=sorted({t.graph for t in turns}),
         settings=scorer.settings,
         executions=scorer.stats,
+        metrics_version=METRICS_VERSION,
+        engines={
+            graph: engine_info(scorer.engine(graph)) for graph in sorted({t.graph for t in turns})
+        },
         files=files,
     )
     (out_dir / MANIFEST_FILE).write_text(manifest.model_dump_json(indent=2), encoding="utf-8")

@@ -1,6 +1,6 @@
 """Reports over scored run directories: the main table, breakdowns, significance, QER tables and figures."""
 
-from cypherturn.reports._build import Report, build_report, system_label
+from cypherturn.reports._build import Report, RunProvenance, build_report, system_label
 from cypherturn.reports._plots import (
     PLOT_FILES,
     plot_ex_vs_budget,
@@ -16,6 +16,7 @@ __all__ = [
     "PLOT_FILES",
     "Report",
     "ReportFormat",
+    "RunProvenance",
     "Table",
     "build_report",
     "fmt",

@@ -20,7 +20,9 @@ from cypherturn.metrics import (
     BASE_VARIANT,
     BREAKDOWN_DIMENSIONS,
     DEFAULT_RESAMPLES,
+    METRICS_VERSION,
     ConfidenceInterval,
+    EngineInfo,
     QerCurve,
     RunData,
     SystemKey,
@@ -42,7 +44,7 @@ from cypherturn.metrics import (
 from cypherturn.reports._qer import qer_cost_table, qer_error_class_table
 from cypherturn.reports._tables import Table
 
-__all__ = ["Report", "build_report", "system_label"]
+__all__ = ["Report", "RunProvenance", "build_report", "system_label"]
 
 logger = logging.getLogger(__name__)
 
@@ -58,6 +60,50 @@ def system_label(system: SystemKey) -> str:
     return label if variant == BASE_VARIANT else f"{label} {variant}"
 
 
+class RunProvenance(BaseModel):
+    """What a run directory's scores were computed with.
+
+    Attributes:
+        run: the run directory.
+        metrics_versions: metric definitions versions of its scores (from the turn
+            scores, else the manifest); more than one means mixed scores.
+        engines: graph -> engine name and version, from ``run.json`` (empty when absent).
+    """
+
+    run: str
+    metrics_versions: list[int]
+    engines: dict[str, EngineInfo] = Field(default_factory=dict)
+
+
+def _provenance(run: RunData) -> RunProvenance:
+    versions = sorted({s.metrics_version for s in run.scores})
+    if not versions and run.manifest is not None:
+        versions = [run.manifest.metrics_version]
+    engines = run.manifest.engines if run.manifest is not None else {}
+    return RunProvenance(run=str(run.path), metrics_versions=versions, engines=engines)
+
+
+def _runs_table(provenance: Sequence[RunProvenance]) -> Table:
+    rows: list[list[str | int | float | None]] = [
+        [
+            p.run,
+            ", ".join(str(v) for v in p.metrics_versions) or "-",
+            "; ".join(f"{graph}: {info}" for graph, info in sorted(p.engines.items())) or "unknown",
+        ]
+        for p in provenance
+    ]
+    return Table(
+        name="runs",
+        title="Runs: metric definitions and engines",
+        columns=["Run", "Metric definitions", "Engine per graph"],
+        rows=rows,
+        notes=(
+            f"Metric definitions {METRICS_VERSION} are current (docs/design/metrics.md); "
+            "figures of runs with different versions or engines are not comparable."
+        ),
+    )
+
+
 class Report(BaseModel):
     """Everything a report shows, as data (the ``json`` format writes this model).
 
@@ -70,6 +116,8 @@ class Report(BaseModel):
         qer_curves: QER@k curves per (strategy, dataset, tier, model).
         budget_series: model -> budget -> (EX, CI low, CI high) for base-variant agentic
             runs (Figure 4).
+        provenance: one entry per run directory: its metric definitions version and
+            the engine (name, version) of each graph (also the ``runs`` table).
     """
 
     runs: list[str]
@@ -80,6 +128,7 @@ class Report(BaseModel):
     cer_by_position: dict[str, dict[int, float | None]] = Field(default_factory=dict)
     qer_curves: list[QerCurve] = Field(default_factory=list)
     budget_series: dict[str, dict[int, tuple[float, float, float]]] = Field(default_factory=dict)
+    provenance: list[RunProvenance] = Field(default_factory=list)
 
     @property
     def main_table(self) -> Table | None:
@@ -391,7 +440,12 @@ def build_report(
     episodes = [e for run in runs for e in run.episodes]
     if not scores and not episodes:
         raise DatasetError("the run directories hold no scores and no QER attempts")
-    report = Report(runs=[str(run.path) for run in runs])
+    report = Report(
+        runs=[str(run.path) for run in runs], provenance=[_provenance(run) for run in runs]
+    )
+    versions = {v for p in report.provenance for v in p.metrics_versions}
+    if len(versions) > 1:
+        logger.warning("the runs mix metric definitions %s", sorted(versions))
     if scores:
         groups = group_by_system(scores)
         report.summaries = summarize(scores)
@@ -419,6 +473,7 @@ def build_report(
         for extra in (_comparison_table(groups, n_resamples, seed), _rank_table(report.summaries)):
             if extra is not None:
                 report.tables.append(extra)
+    report.tables.append(_runs_table(report.provenance))
     if episodes:
         report.qer_curves = qer_curves(episodes)
         scaled = [c.budget for c in report.qer_curves if c.strategy in ("is", "ras")]
