@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 import pytest
 
+from cypherturn.agent import render_schema
 from cypherturn.graph import (
     GraphData,
     GraphEngine,
@@ -93,6 +94,7 @@ def test_sample_limits_property_discovery(crimes: GraphEngine) -> None:
 def test_prompt_text(crimes: GraphEngine) -> None:
     assert render_schema_prompt(crimes.schema()) == (
         "Node properties:\n"
+        "Area {}\n"  # no properties, no relationships: still listed (issue 17)
         "Crime {date: DATE, tags: LIST, type: STRING}\n"
         "Location {address: STRING, postcode: STRING}\n"
         "Officer {age: INTEGER, badge: STRING, name: STRING}\n"
@@ -118,3 +120,27 @@ def test_empty_and_missing_graphs(make_engine: Callable[..., GraphEngine]) -> No
     assert render_schema_prompt(GraphSchema()) == (
         "Node properties:\n\nRelationship properties:\n\nThe relationships:\n"
     )
+
+
+def test_names_that_need_quoting_are_copied_back_into_a_valid_query(
+    make_engine: Callable[..., GraphEngine],
+) -> None:
+    engine = make_engine("quoted")
+    engine.write(
+        "CREATE (:Account {`account id`: 'A1'})-[:`HAS TAG` {`since year`: 2020}]->"
+        "(:`Crime Type` {name: 'Fraud'}), (:`2nd-Label`)"
+    )
+    schema = engine.schema()
+    prompt = render_schema_prompt(schema)
+    assert "Account {`account id`: STRING}" in prompt
+    assert "`HAS TAG` {`since year`: INTEGER}" in prompt
+    assert "(:Account)-[:`HAS TAG`]->(:`Crime Type`)" in prompt
+    assert "`2nd-Label` {}" in prompt
+    inspect = render_schema(schema)
+    assert "(:Account)-[:`HAS TAG` {`since year`: INTEGER}]->(:`Crime Type`)" in inspect
+    assert "(:`2nd-Label` {})" in inspect
+    # the pattern line, as printed, is a valid query on the engine
+    pattern = next(line for line in prompt.splitlines() if line.startswith("(:Account)"))
+    assert engine.execute(
+        f"MATCH {pattern.replace('(:Account)', '(a:Account)')} RETURN a.`account id`"
+    ).rows == [["A1"]]

@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from cypherturn.errors import ErrorClass, QueryError
-from cypherturn.graph import GraphEngine, GraphSchema
+from cypherturn.graph import GraphEngine, GraphSchema, cypher_name
 
 __all__ = [
     "CURRENT_TURN_ROWS",
@@ -90,18 +90,21 @@ def render_schema(schema: GraphSchema) -> str:
         schema: the graph's schema.
 
     Returns:
-        Lines ``(:Label {key: TYPE, ...})`` then ``(:Source)-[:TYPE {key: TYPE}]->(:Target)``.
+        Lines ``(:Label {key: TYPE, ...})`` then ``(:Source)-[:TYPE {key: TYPE}]->(:Target)``;
+        names that are not plain identifiers are backtick-quoted.
     """
     lines = ["Node labels:"]
     for label in schema.labels:
-        props = ", ".join(f"{k}: {v}" for k, v in label.properties.items())
-        lines.append(f"  (:{label.label} {{{props}}})")
+        props = ", ".join(f"{cypher_name(k)}: {v}" for k, v in label.properties.items())
+        lines.append(f"  (:{cypher_name(label.label)} {{{props}}})")
     lines.append("Relationship types:")
     props_of = {r.type: r.properties for r in schema.relationship_types}
     for pattern in schema.patterns:
-        props = ", ".join(f"{k}: {v}" for k, v in props_of.get(pattern.type, {}).items())
+        items = props_of.get(pattern.type, {}).items()
+        props = ", ".join(f"{cypher_name(k)}: {v}" for k, v in items)
         body = f" {{{props}}}" if props else ""
-        lines.append(f"  (:{pattern.source})-[:{pattern.type}{body}]->(:{pattern.target})")
+        source, target = cypher_name(pattern.source), cypher_name(pattern.target)
+        lines.append(f"  (:{source})-[:{cypher_name(pattern.type)}{body}]->(:{target})")
     return "\n".join(lines)
 
 

@@ -5,7 +5,7 @@ from cypherturn.graph._embedded import EmbeddedFalkorDB, default_data_dir
 from cypherturn.graph._engine import DEFAULT_ROW_CAP, DEFAULT_TIMEOUT_S, GraphEngine
 from cypherturn.graph._falkordb import FalkorDBEngine
 from cypherturn.graph._guard import find_write_clause
-from cypherturn.graph._introspect import render_schema_prompt
+from cypherturn.graph._introspect import cypher_name, render_schema_prompt
 from cypherturn.graph._load import quote_name
 from cypherturn.graph._neo4j import Neo4jEngine
 from cypherturn.graph._open import embedded_server, open_engine
@@ -34,6 +34,7 @@ __all__ = [
     "RelationshipPattern",
     "RelationshipRecord",
     "RelationshipTypeSchema",
+    "cypher_name",
     "default_data_dir",
     "embedded_server",
     "find_write_clause",

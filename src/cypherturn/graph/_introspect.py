@@ -16,6 +16,7 @@ injection of the RAS paper (§4.4).
 
 from __future__ import annotations
 
+import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -29,7 +30,9 @@ from cypherturn.graph._schema import (
 )
 from cypherturn.graph._values import type_name
 
-__all__ = ["introspect", "render_schema_prompt"]
+__all__ = ["cypher_name", "introspect", "render_schema_prompt"]
+
+_PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 ReadFn = Callable[[str, dict[str, Any]], list[list[Any]]]
 
@@ -100,14 +103,33 @@ def introspect(read: ReadFn, *, sample: int = 1_000) -> GraphSchema:
     return GraphSchema(labels=label_schemas, relationship_types=type_schemas, patterns=patterns)
 
 
+def cypher_name(name: str) -> str:
+    """A label, relationship type or property key as a query must write it.
+
+    Names that are not plain identifiers (a space, a hyphen, a leading digit,
+    non-ASCII letters) are backtick-quoted, a backtick doubled, so the schema
+    text can be copied into a query as written (``Crime Type`` -> `` `Crime Type` ``).
+
+    Args:
+        name: the name as stored.
+
+    Returns:
+        ``name`` itself, or its backtick-quoted form.
+    """
+    if _PLAIN_NAME.fullmatch(name):
+        return name
+    return "`" + name.replace("`", "``") + "`"
+
+
 def _properties_line(name: str, properties: dict[str, str]) -> str:
-    return f"{name} {{" + ", ".join(f"{key}: {kind}" for key, kind in properties.items()) + "}"
+    body = ", ".join(f"{cypher_name(key)}: {kind}" for key, kind in properties.items())
+    return f"{cypher_name(name)} {{{body}}}"
 
 
 def render_schema_prompt(schema: GraphSchema) -> str:
     """Write a schema as the compact text Text2Cypher prompts embed.
 
-    The layout is exactly LangChain ``Neo4jGraph``'s structured-schema string::
+    The layout is LangChain ``Neo4jGraph``'s structured-schema string::
 
         Node properties:
         Person {name: STRING, born: INTEGER}
@@ -116,8 +138,11 @@ def render_schema_prompt(schema: GraphSchema) -> str:
         The relationships:
         (:Person)-[:ACTED_IN]->(:Movie)
 
-    As there, labels and relationship types without properties are left out of
-    their property sections, and an empty section leaves an empty line.
+    As there, a label or relationship type without properties is left out of
+    its property section when a relationship line shows it; one that appears
+    nowhere else is listed there with ``{}``, so every label and type is named.
+    Names that are not plain identifiers are backtick-quoted
+    (:func:`cypher_name`). An empty section leaves an empty line.
 
     Args:
         schema: an introspected or declared schema.
@@ -125,17 +150,22 @@ def render_schema_prompt(schema: GraphSchema) -> str:
     Returns:
         The schema text, lines separated by newlines.
     """
+    in_patterns = {p.source for p in schema.patterns} | {p.target for p in schema.patterns}
+    typed = {p.type for p in schema.patterns}
     node_lines = [
         _properties_line(label.label, label.properties)
         for label in schema.labels
-        if label.properties
+        if label.properties or label.label not in in_patterns
     ]
     rel_lines = [
         _properties_line(rel.type, rel.properties)
         for rel in schema.relationship_types
-        if rel.properties
+        if rel.properties or rel.type not in typed
     ]
-    pattern_lines = [f"(:{p.source})-[:{p.type}]->(:{p.target})" for p in schema.patterns]
+    pattern_lines = [
+        f"(:{cypher_name(p.source)})-[:{cypher_name(p.type)}]->(:{cypher_name(p.target)})"
+        for p in schema.patterns
+    ]
     return "\n".join(
         [
             "Node properties:",

@@ -21,7 +21,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from cypherturn.errors import QueryError
-from cypherturn.graph import GraphEngine, GraphSchema, quote_name, render_schema_prompt
+from cypherturn.graph import (
+    GraphEngine,
+    GraphSchema,
+    cypher_name,
+    quote_name,
+    render_schema_prompt,
+)
 
 __all__ = [
     "DEFAULT_VALUE_BUDGET_CHARS",
@@ -306,11 +312,8 @@ class GraphIndex:
             if not shown:
                 continue
             body = ", ".join(_quote(v) for v in shown)
-            line = (
-                f"{pv.owner}.{pv.key}: {body}"
-                if pv.complete
-                else f"{pv.owner}.{pv.key}: e.g. {body}"
-            )
+            name = f"{cypher_name(pv.owner)}.{cypher_name(pv.key)}"
+            line = f"{name}: {body}" if pv.complete else f"{name}: e.g. {body}"
             if used + len(line) > budget_chars:
                 continue
             lines.append(line)
