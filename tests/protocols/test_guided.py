@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from helpers_protocols import act, play
 
-from cypherturn.agent import TurnEnd
+from cypherturn.agent import ActionStep, TurnEnd
 from cypherturn.graph import GraphEngine
 from cypherturn.metrics import Action
 from cypherturn.protocols import DISCOURAGEMENT, ActionFormat
@@ -122,3 +122,16 @@ def test_native_tool_calls_drive_the_loop(session: Session, heroes: GraphEngine)
     assert steps[1].action is Action.INSPECT_SCHEMA
     assert steps[2].tool_call is None and steps[2].action is Action.SUBMIT_ANSWER  # text fallback
     assert steps[3].action is None and "not valid JSON" in steps[3].observation
+
+
+def test_repaired_reply_runs_and_is_recorded(session: Session, heroes: GraphEngine) -> None:
+    # single quotes and a trailing comma: not JSON, read after repair, marked in the record
+    repaired = "{'action': 'SUBMIT_ANSWER', 'input': '" + Q1 + "',}"
+    played = play(session, heroes, [repaired] + [act("SUBMIT_ANSWER", Q1)] * 3)
+    first = played.steps[0]
+    assert first.repaired and first.payload == Q1
+    assert played.outcomes[0].predicted_cypher == Q1
+    assert not any(step.repaired for step in played.steps[1:])
+    # a record written before the field existed reads as not repaired
+    legacy = first.model_dump(exclude={"repaired"})
+    assert ActionStep.model_validate(legacy).repaired is False
