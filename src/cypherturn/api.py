@@ -22,6 +22,11 @@ from typing import Any, TypeVar
 from cypherturn import runner
 from cypherturn.errors import ConfigError, DatasetError
 from cypherturn.graph import GraphEngine, LoadStats, open_engine, render_schema_prompt
+from cypherturn.graph._embedded import (
+    EmbeddedServerStatus,
+    find_embedded_servers,
+    stop_leftover_servers,
+)
 from cypherturn.metrics import ProtocolName, Scorer, TurnRecord, TurnScore, score_run
 from cypherturn.models import ChatModel, load_model
 from cypherturn.protocols import GUIDED_ACTIONS, ActionFormat, ProtocolSettings, Variant
@@ -42,6 +47,7 @@ __all__ = [
     "ask",
     "bench_engines",
     "connect",
+    "doctor",
     "load",
     "official_graph_name",
     "run_benchmark",
@@ -212,6 +218,26 @@ def ask(
 
 OFFICIAL_GRAPH_PREFIX = "cypherturn_official_"
 """Graph name prefix of official release graphs (``bench import --check`` loads them there)."""
+
+
+def doctor(*, stop: bool = False, stop_all: bool = False) -> list[EmbeddedServerStatus]:
+    """The embedded FalkorDB servers running on this machine, and optionally stop leftovers.
+
+    A leftover is a server no live process uses (``idle``) or whose data
+    directory is gone (``orphan``); the watchdog stops those on its own
+    within a second, so a leftover means a server started without one (an
+    older cypherturn) or a watchdog that could not act.
+
+    Args:
+        stop: stop the leftovers (SIGTERM, then SIGKILL after 30 s).
+        stop_all: stop every embedded server, in use or not.
+
+    Returns:
+        One status per server found, ``stopped`` set on those stopped.
+    """
+    if stop or stop_all:
+        return stop_leftover_servers(include_in_use=stop_all)
+    return find_embedded_servers()
 
 
 def official_graph_name(world: str) -> str:

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from cypherturn.cli import main
+from cypherturn.cli._exit import ExitCode
 from cypherturn.graph import GraphEngine
 
 FAILING = "MATCH (p:Person RETURN p.name"
@@ -83,7 +84,7 @@ def test_json_record_holds_every_attempt(
     assert record["strategy"] == "ras" and record["success"] is True
 
 
-def test_no_executable_query_exits_2_and_a_write_changes_nothing(
+def test_no_executable_query_exits_3_and_a_write_changes_nothing(
     people: GraphEngine, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     model = replay_file(
@@ -92,7 +93,7 @@ def test_no_executable_query_exits_2_and_a_write_changes_nothing(
     code, out, _ = run_cli(
         capsys, "ask", "Delete everyone", "--graph", people.graph, "--model", model, "-n", "2"
     )
-    assert code == 2
+    assert code == ExitCode.NO_EXECUTABLE_QUERY == 3
     assert out.count("write_refused") == 2 and "no executable query" in out
     assert people.execute("MATCH (p:Person) RETURN count(p)").rows == [[2]]
 

@@ -8,6 +8,7 @@ import sys
 import typer
 from rich.console import Console
 
+from cypherturn.cli._exit import ExitCode
 from cypherturn.errors import CypherTurnError
 
 __all__ = ["app", "console", "err_console", "main"]
@@ -40,21 +41,24 @@ def _register_commands() -> None:
 
 
 def main() -> None:
-    """Console-script entry point: run the app; a CypherTurnError prints a message and exits 1."""
+    """Console-script entry point: run the app; a CypherTurnError prints a message and exits 1.
+
+    Exit codes are :class:`~cypherturn.cli._exit.ExitCode`.
+    """
     _register_commands()
     try:
         # Outside standalone mode click returns the code of `typer.Exit` instead of exiting.
         code = app(standalone_mode=False)
     except CypherTurnError as exc:
         err_console.print(f"[bold red]error:[/] {exc}", highlight=False)
-        raise SystemExit(1) from None
+        raise SystemExit(ExitCode.ERROR) from None
     except KeyboardInterrupt:
         err_console.print("[yellow]interrupted[/]")
-        raise SystemExit(130) from None
+        raise SystemExit(ExitCode.INTERRUPTED) from None
     except typer.Exit as exc:
         raise SystemExit(exc.exit_code) from None
     except typer.Abort:
-        raise SystemExit(1) from None
+        raise SystemExit(ExitCode.ERROR) from None
     except typer.TyperException as exc:
         # usage errors (bad option values, unknown options) in non-standalone mode;
         # typer bundles its own click, so `click.ClickException` does not match them
@@ -62,6 +66,6 @@ def main() -> None:
         if show is None:
             raise
         show()
-        raise SystemExit(getattr(exc, "exit_code", 2)) from None
+        raise SystemExit(getattr(exc, "exit_code", ExitCode.USAGE)) from None
     if isinstance(code, int) and code:
         raise SystemExit(code)

@@ -17,6 +17,7 @@ from rich.text import Text
 
 from cypherturn import api
 from cypherturn.cli._app import app, console
+from cypherturn.cli._exit import ExitCode
 from cypherturn.cli._options import EngineOpt, ModelOptions, model_options
 from cypherturn.graph import QueryResult
 from cypherturn.models import (
@@ -109,7 +110,7 @@ def ask(
     else:
         print_trace(result)
     if not result.success:
-        raise typer.Exit(2)
+        raise typer.Exit(ExitCode.NO_EXECUTABLE_QUERY)
 
 
 class StreamedModel:

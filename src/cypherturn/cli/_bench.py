@@ -20,6 +20,7 @@ from rich.table import Table
 
 from cypherturn.api import official_graph_name
 from cypherturn.cli._app import console
+from cypherturn.cli._exit import ExitCode
 from cypherturn.cli._options import EngineOpt, ModelOptions, model_options
 from cypherturn.errors import ConfigError, DatasetError
 from cypherturn.graph import GraphEngine, GraphSchema, open_engine
@@ -437,7 +438,7 @@ def run_command(
     """Play the benchmark under a protocol, one action log per session; a killed run resumes.
 
     Resume is per turn: finished sessions are kept, an interrupted session continues
-    from its first unfinished turn. Exits 1 when sessions were lost to infrastructure
+    from its first unfinished turn. Exits 4 (SESSIONS_LOST) when sessions were lost to infrastructure
     failures (their finished turns are kept for the next run).
     """
     from cypherturn import api
@@ -527,4 +528,4 @@ def run_command(
             f"(unscored, listed in {out / 'infra_failures.json'}); rerun the same command to "
             "retry them from their last finished turn[/]"
         )
-        raise typer.Exit(1)
+        raise typer.Exit(ExitCode.SESSIONS_LOST)

@@ -21,6 +21,7 @@ from rich.table import Table
 
 from cypherturn import api
 from cypherturn.cli._app import console
+from cypherturn.cli._exit import ExitCode
 from cypherturn.cli._options import EngineOpt, ModelOptions, model_options
 from cypherturn.errors import ConfigError, DatasetError
 from cypherturn.experiments import (
@@ -291,5 +292,5 @@ def questions_command(
             for problem in found:
                 console.print(f"[red]{dataset}[/]: {problem}", highlight=False)
         if bad:
-            raise typer.Exit(1)
+            raise typer.Exit(ExitCode.ERROR)
         console.print("every question set is valid on the loaded graphs")
