@@ -1,0 +1,87 @@
+"""`cypherturn mcp`: serve one graph to assistants over MCP (stdio, or streamable HTTP)."""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from pathlib import Path
+
+import typer
+
+from cypherturn import api
+from cypherturn.cli._app import app, err_console
+from cypherturn.cli._options import EngineOpt, ModelOptions, model_options
+from cypherturn.errors import ConfigError
+from cypherturn.graph import DEFAULT_ROW_CAP, DEFAULT_TIMEOUT_S
+from cypherturn.models import load_model
+
+__all__ = ["mcp"]
+
+
+@app.command()
+def mcp(
+    graph: str = typer.Option(
+        api.DEFAULT_GRAPH,
+        "--graph",
+        "-g",
+        help="Graph to serve; a known world is loaded on first use.",
+    ),
+    engine: EngineOpt = None,
+    model: ModelOptions = "default",
+    base_url: str | None = typer.Option(
+        None, "--base-url", help="Base URL of an OpenAI-compatible endpoint (openai: models)."
+    ),
+    no_ask: bool = typer.Option(
+        False, "--no-ask", help="Serve without a model: no ask tool, nothing loaded."
+    ),
+    budget: int = typer.Option(5, "-n", "--budget", min=1, max=10, help="Default budget of ask."),
+    timeout: float = typer.Option(
+        DEFAULT_TIMEOUT_S, "--timeout", min=0.001, help="Longest a query may run, seconds."
+    ),
+    row_cap: int = typer.Option(
+        DEFAULT_ROW_CAP, "--row-cap", min=1, help="Most rows a query returns."
+    ),
+    path: Path | None = typer.Option(
+        None, "--path", help="Dataset files to load from on first use instead of the packaged copy."
+    ),
+    http: bool = typer.Option(
+        False, "--http", help="Serve streamable HTTP at http://HOST:PORT/mcp instead of stdio."
+    ),
+    host: str = typer.Option("127.0.0.1", "--host", help="Interface to listen on (--http)."),
+    port: int = typer.Option(8000, "--port", min=1, max=65535, help="TCP port (--http)."),
+) -> None:
+    """Serve a graph over MCP: get_schema, search_values, read_cypher (read-only), ask. No write tool."""
+    try:
+        from cypherturn.mcp_server._server import build_server, serve
+    except ImportError as e:
+        raise ConfigError(
+            f"the MCP server needs the mcp SDK ({e}); install it with: pip install 'cypherturn[mcp]'"
+        ) from None
+    from cypherturn.mcp_server import GraphService
+
+    options = model_options(model, base_url)
+    # On stdio, stdout is the protocol channel: anything printed while the graph
+    # loads or the model starts would corrupt the first messages.
+    quiet = contextlib.nullcontext() if http else contextlib.redirect_stdout(sys.stderr)
+    with contextlib.ExitStack() as stack:
+        with quiet:
+            opened = stack.enter_context(api.connect(graph, engine_url=engine, data_path=path))
+            chat_model = None if no_ask else load_model(model, **options)
+            service = GraphService(
+                opened,
+                model=chat_model,
+                engine_url=engine,
+                timeout_s=timeout,
+                row_cap=row_cap,
+                budget=budget,
+            )
+            service.index()
+        server = build_server(service, with_ask=not no_ask)
+        if http:
+            err_console.print(
+                f"cypherturn MCP server on graph {graph}: http://{host}:{port}/mcp (Ctrl-C stops it)",
+                highlight=False,
+            )
+            serve(server, transport="streamable-http", host=host, port=port)
+        else:
+            serve(server, transport="stdio")
