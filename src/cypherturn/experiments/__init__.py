@@ -5,9 +5,19 @@ complexity tiers (:mod:`._questions`, :mod:`._templates`, :mod:`._modelgen`),
 and the resumable runner that plays every (dataset, model, tier, strategy)
 configuration R times with budget n and logs every attempt (:mod:`._runner`).
 
+The gold queries of the question sets, derived at scoring time (:mod:`._golds`), and the
+answer accuracy (EX, relaxed EX) of a run's final queries against them (:mod:`._answers`).
+
 The `ask` accuracy set: plain-language questions with gold Cypher (:mod:`._askset`).
 """
 
+from cypherturn.experiments._answers import (
+    AnswerStatus,
+    QerAnswer,
+    QerAnswers,
+    read_qer_config,
+    score_qer_answers,
+)
 from cypherturn.experiments._askset import (
     ASK_PHENOMENA,
     ASK_SET_SCHEMA_VERSION,
@@ -16,6 +26,13 @@ from cypherturn.experiments._askset import (
     AskSetFile,
     load_ask_set,
     read_ask_file,
+)
+from cypherturn.experiments._golds import (
+    GOLD_VERSION,
+    PAPER_GOLDS,
+    PAPER_NO_GOLD,
+    gold_query,
+    no_gold_reason,
 )
 from cypherturn.experiments._modelgen import (
     MIN_QUESTION_CHARS,
@@ -66,8 +83,11 @@ __all__ = [
     "DATASETS",
     "DATASET_GRAPHS",
     "GENERATOR_VERSION",
+    "GOLD_VERSION",
     "MIN_QUESTION_CHARS",
     "MODEL_GENERATOR_VERSION",
+    "PAPER_GOLDS",
+    "PAPER_NO_GOLD",
     "PAPER_QUESTIONS",
     "QER_CONFIG_FILE",
     "QUESTION_ENDINGS",
@@ -76,10 +96,13 @@ __all__ = [
     "TIERS",
     "TIER_DEFINITIONS",
     "TRANSCRIPTS_FILE",
+    "AnswerStatus",
     "AskPhenomenon",
     "AskQuestion",
     "AskSetFile",
     "EpisodeKey",
+    "QerAnswer",
+    "QerAnswers",
     "QerRunConfig",
     "QerRunSummary",
     "QerTranscript",
@@ -91,14 +114,18 @@ __all__ = [
     "episode_seed",
     "generate_model_questions",
     "generate_question_set",
+    "gold_query",
     "load_ask_set",
     "load_question_set",
+    "no_gold_reason",
     "plan_tasks",
     "question_set_digest",
     "read_ask_file",
+    "read_qer_config",
     "read_question_set",
     "run_qer_experiment",
     "sample_subgraph",
+    "score_qer_answers",
     "select_questions",
     "validate_question_set",
     "write_question_set",
