@@ -7,6 +7,7 @@ import sys
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from cypherturn.cli._exit import ExitCode
 from cypherturn.errors import CypherTurnError
@@ -50,7 +51,8 @@ def main() -> None:
         # Outside standalone mode click returns the code of `typer.Exit` instead of exiting.
         code = app(standalone_mode=False)
     except CypherTurnError as exc:
-        err_console.print(f"[bold red]error:[/] {exc}", highlight=False)
+        # The message is plain text: no markup, no emoji codes (``openai:m:`` is not an emoji).
+        err_console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, emoji=False)
         raise SystemExit(ExitCode.ERROR) from None
     except KeyboardInterrupt:
         err_console.print("[yellow]interrupted[/]")

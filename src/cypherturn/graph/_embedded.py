@@ -715,7 +715,7 @@ def find_embedded_servers() -> list[EmbeddedServerStatus]:
             if parent is not None and any(_WATCHDOG.name in arg for arg in _cmdline(parent))
             else None
         )
-        users = live_lease_pids(data_dir) if exists else []
+        users = sorted(set(live_lease_pids(data_dir))) if exists else []
         found.append(
             EmbeddedServerStatus(
                 pid=pid,

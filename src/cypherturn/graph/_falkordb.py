@@ -197,12 +197,15 @@ class FalkorDBEngine(EngineBase):
             response = self._command(
                 "GRAPH.RO_QUERY", capped.text, params, timeout_ms, wait_s=wait_s
             )
-        except QueryTimeoutError:
-            raise
         except QueryError as e:
-            # The engine's message quotes the query it got; the feedback must quote the
-            # query as written, so an error naming the pushed-in LIMIT is asked for again.
-            if not capped.rewritten or f"LIMIT {capped.limit}" not in e.engine_message:
+            # Errors carry the query as written, not as sent. The engine's message quotes the
+            # query it got, so an error naming the pushed-in LIMIT is asked for again.
+            e.query = query
+            if (
+                isinstance(e, QueryTimeoutError)
+                or not capped.rewritten
+                or f"LIMIT {capped.limit}" not in e.engine_message
+            ):
                 raise
             left = wait_s - (time.perf_counter() - started)
             response = self._command("GRAPH.RO_QUERY", query, params, timeout_ms, wait_s=left)
