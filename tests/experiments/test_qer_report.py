@@ -22,8 +22,20 @@ def test_tables_of_a_replay_run(tiny_run: Path, tmp_path: Path) -> None:
     report = build_report([read_run(tiny_run)], qer_n=5)
     tables = {t.name: t for t in report.tables}
     # Budget 2 caps n; every question failed at attempt 1 and executed at attempt 2.
-    assert tables["qer"].columns == ["Dataset", "Model", "Q@1", "IS@2", "RAS@2", "dIS", "dRAS"]
-    assert tables["qer"].rows == [["fraud", "replay:<memory>", 1.0, 0.0, 0.0, 1.0, 1.0]]
+    assert tables["qer"].columns == [
+        "Dataset",
+        "Model",
+        "Q@1",
+        "IS@2",
+        "RAS@2",
+        "dIS",
+        "dRAS",
+        "IS vs Q@1",
+        "RAS vs Q@1",
+    ]
+    assert tables["qer"].rows == [
+        ["fraud", "replay:<memory>", 1.0, 0.0, 0.0, 1.0, 1.0, "-100.0%", "-100.0%"]
+    ]
     assert tables["qer_tiers"].rows == [
         ["fraud", "easy", "replay:<memory>", 1.0, 0.0, 0.0, 0.0, 0.0]
     ]

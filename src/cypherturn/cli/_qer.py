@@ -34,14 +34,17 @@ from cypherturn.experiments import (
     generate_question_set,
     load_question_set,
     question_set_digest,
+    read_qer_config,
     run_qer_experiment,
+    score_qer_answers,
     validate_question_set,
     write_question_set,
 )
 from cypherturn.graph import GraphEngine
-from cypherturn.metrics import QerEpisode
+from cypherturn.metrics import QerEpisode, read_run
 from cypherturn.models import load_model
-from cypherturn.strategies import PROMPT_VERSION
+from cypherturn.reports import ReportFormat, build_report, to_rich, write_report
+from cypherturn.strategies import PROMPT_VERSION, STRATEGY_NAMES, get_strategy
 
 __all__ = ["qer_app"]
 
@@ -62,6 +65,28 @@ def _names(text: str, allowed: tuple[str, ...], what: str) -> list[str]:
     return names
 
 
+def _strategies(text: str) -> list[str]:
+    """Strategy names, each checked; ``ras+:check+values`` is ras+ with only those parts.
+
+    The parts of a ras+ variant are joined with ``+`` on the command line, since
+    commas separate strategies; the name kept is the strategy's own
+    (``ras+:check,values``, parts in their canonical order).
+
+    Raises:
+        ConfigError: no name, or a name :func:`get_strategy` does not know.
+    """
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    if not names:
+        raise ConfigError(f"no strategy given; choose from {', '.join(STRATEGY_NAMES)}")
+    # The strategy's own name, which episodes record: resuming matches episodes by it.
+    return [
+        get_strategy(
+            f"ras+:{n.removeprefix('ras+:').replace('+', ',')}" if n.startswith("ras+:") else n
+        ).name
+        for n in names
+    ]
+
+
 @qer_app.command("run")
 def run_command(
     out: Annotated[
@@ -74,7 +99,11 @@ def run_command(
         str, typer.Option("--tiers", help="Comma-separated: easy, medium, hard.")
     ] = ",".join(TIERS),
     strategies: Annotated[
-        str, typer.Option("--strategies", help="Comma-separated: is, ras (and single).")
+        str,
+        typer.Option(
+            "--strategies",
+            help="Comma-separated: is, ras, ras+ (grounded RAS), single, or ras+:<part>+<part>.",
+        ),
     ] = "is,ras",
     budget: Annotated[
         int, typer.Option("-n", "--budget", min=1, help="Budget n (RAS §4.7: 5).")
@@ -133,14 +162,14 @@ def run_command(
     ] = None,
     engine: EngineOpt = None,
 ) -> None:
-    """Run (or resume) the experiment; then `cypherturn report OUT` renders Tables 3-4 and Figure 3."""
+    """Run (or resume) the experiment; then `cypherturn qer report OUT` renders Tables 3-4, Figure 3 and EX."""
     chosen = _names(datasets, DATASETS, "dataset")
     sets = {d: load_question_set(d, question_dir) for d in chosen}
     chat_model = load_model(model, **model_options(model, base_url))
     config = QerRunConfig(
         datasets=chosen,
         tiers=_names(tiers, TIERS, "tier"),
-        strategies=_names(strategies, ("is", "ras", "single"), "strategy"),
+        strategies=_strategies(strategies),
         model=chat_model.spec,
         budget=budget,
         runs=runs,
@@ -203,7 +232,7 @@ def run_command(
             )
     console.print(
         f"{summary.ran} episodes played, {summary.skipped} already done, {summary.planned} planned "
-        f"({summary.seconds:.1f} s); render the tables with: cypherturn report {out}",
+        f"({summary.seconds:.1f} s); render the tables with: cypherturn qer report {out}",
         highlight=False,
     )
 
@@ -294,3 +323,58 @@ def questions_command(
         if bad:
             raise typer.Exit(ExitCode.ERROR)
         console.print("every question set is valid on the loaded graphs")
+
+
+@qer_app.command("report")
+def report_command(
+    run_dir: Annotated[Path, typer.Argument(help="A `qer run` directory.")],
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", "-o", help="Output folder (default: RUN_DIR/report)."),
+    ] = None,
+    fmt: Annotated[
+        ReportFormat, typer.Option("--format", "-f", help="File format of the written tables.")
+    ] = ReportFormat.MD,
+    qer_n: Annotated[
+        int, typer.Option("--qer-n", min=1, help="Scaled budget n of the QER tables.")
+    ] = 5,
+    question_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--question-dir", help="Folder with the run's <dataset>.json sets (default: packaged)."
+        ),
+    ] = None,
+    engine: EngineOpt = None,
+) -> None:
+    """Tables 3-4 and Figure 3 with, per configuration, EX of the final query and QER vs Q@1.
+
+    The final queries' rows are read from RUN_DIR/transcripts.jsonl and compared with
+    each question's gold, executed now on the dataset's graph (loaded on first use).
+    """
+    config = read_qer_config(run_dir)
+    sets = {d: load_question_set(d, question_dir) for d in config.datasets}
+    run = read_run(run_dir)
+    with ExitStack() as stack:
+        engines: dict[str, GraphEngine] = {}
+        with console.status("Opening (and on first use loading) the graphs ..."):
+            for dataset in config.datasets:
+                engines[dataset] = stack.enter_context(
+                    api.connect(dataset_graph(dataset), engine_url=engine)
+                )
+        with console.status("Scoring the final queries against the golds ..."):
+            answers = score_qer_answers(run_dir, engines, sets)
+    report = build_report([run], qer_n=qer_n, qer_answers=answers)
+    written = write_report(report, out if out is not None else run_dir / "report", fmt)
+    for table in report.tables:
+        if table.name in ("qer", "qer_answers_datasets", "qer_answers"):
+            console.print(to_rich(table))
+    if answers.missing_transcripts:
+        console.print(
+            f"[yellow]{answers.missing_transcripts} episode(s) have no transcript: not scored[/]"
+        )
+    plots = len(written) - 1
+    console.print(
+        f"golds {answers.gold_version}; wrote {written[0]}"
+        + (f" and {plots} plot(s)" if plots else ""),
+        highlight=False,
+    )
