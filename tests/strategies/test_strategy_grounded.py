@@ -15,6 +15,7 @@ from cypherturn.strategies import (
     NOTES_HEADER,
     StrategyConfig,
     StrategyResult,
+    answer_key,
     get_strategy,
     grounded_examples,
     load_prompts,
@@ -52,8 +53,9 @@ def run(
 
 
 def test_a_reversed_direction_is_repaired_and_recorded(crime: GraphEngine) -> None:
-    result, _ = run("ras+", crime, [REVERSED])
-    (attempt,) = result.attempts
+    result, _ = run("ras+", crime, [REVERSED, GOOD])
+    attempt, agreeing = result.attempts
+    assert agreeing.query == GOOD and agreeing.votes == 2 and attempt.votes == 1
     assert attempt.original_query == REVERSED
     assert (
         attempt.query
@@ -66,7 +68,7 @@ def test_a_reversed_direction_is_repaired_and_recorded(crime: GraphEngine) -> No
 
 
 def test_a_literal_in_the_wrong_case_is_repaired_after_zero_rows(crime: GraphEngine) -> None:
-    result, _ = run("ras+", crime, [SHOUTED])
+    result, _ = run("ras+:check,values,repair", crime, [SHOUTED])
     (attempt,) = result.attempts
     assert attempt.query == GOOD and attempt.original_query == SHOUTED
     assert [r.code for r in attempt.repairs] == ["value_not_found"]
@@ -97,7 +99,7 @@ def test_the_papers_feedback_form_appends_the_query_and_the_findings(crime: Grap
 
 
 def test_a_flagged_query_that_runs_is_not_the_answer(crime: GraphEngine) -> None:
-    result, _ = run("ras+", crime, [WRONG_LABEL, GOOD])
+    result, _ = run("ras+", crime, [WRONG_LABEL, GOOD, GOOD])
     first = result.attempts[0]
     assert first.outcome == "ok" and first.verdict == "explained_empty"
     assert "property_not_on_label" in {f.code for f in first.findings}
@@ -114,7 +116,7 @@ def test_zero_rows_no_check_explains_is_an_answer_without_select(crime: GraphEng
 def test_select_keeps_looking_past_an_empty_result_and_keeps_it_as_a_fallback(
     crime: GraphEngine,
 ) -> None:
-    found, _ = run("ras+", crime, [EMPTY, GOOD])
+    found, _ = run("ras+:check,values,repair,select", crime, [EMPTY, GOOD])
     assert [a.verdict for a in found.attempts] == ["empty", "answer"]
     assert found.selected_attempt == 2
     fallback, _ = run("ras+", crime, [EMPTY, NO_MATCH, "MATCH (p:Person RETURN p"])
@@ -135,7 +137,7 @@ def test_ras_plus_with_no_part_is_ras(crime: GraphEngine) -> None:
 
 
 def test_a_grammar_is_not_offered_to_a_model_without_grammar_support(crime: GraphEngine) -> None:
-    result, model = run("ras+", crime, [GOOD])
+    result, model = run("ras+", crime, [GOOD, GOOD])
     assert not result.attempts[0].grammar and model.settings[0]["seed"] == 0
 
 
@@ -149,7 +151,7 @@ def test_strategy_names() -> None:
 
 
 def test_the_values_part_puts_stored_values_in_the_prompt(crime: GraphEngine) -> None:
-    _, with_values = run("ras+", crime, [GOOD])
+    _, with_values = run("ras+", crime, [GOOD, GOOD])
     _, without = run("ras+:check", crime, [GOOD])
     assert "Crime.type: 'Burglary', 'Drugs'" in with_values.calls[0][0].content
     assert "Stored values" not in without.calls[0][0].content
@@ -170,3 +172,48 @@ def test_grounded_examples_run_and_pass_the_check(make_engine: Callable[..., Gra
     for example in examples:
         assert engine.execute(example.cypher).rows
         assert check_query(example.cypher, index).ok
+
+
+OTHER = "MATCH (p:Person)-[:PARTY_TO]->(c:Crime) RETURN count(p) AS n"
+BY_TYPE = "MATCH (p:Person)-[:PARTY_TO]->(c:Crime) WHERE c.type = 'Burglary' RETURN c.type AS t, count(p) AS n"
+SWAPPED = "MATCH (p:Person)-[:PARTY_TO]->(c:Crime) WHERE c.type = 'Burglary' RETURN count(p) AS m, c.type"
+
+
+def test_vote_waits_for_two_candidates_that_return_the_same_rows(crime: GraphEngine) -> None:
+    result, _ = run("ras+", crime, [OTHER, GOOD, GOOD], budget=5)
+    assert [a.votes for a in result.attempts] == [1, 1, 2]
+    assert result.selected_attempt == 2 and result.final_query == GOOD
+    assert result.final_result is not None and result.final_result.rows == [[2]]
+
+
+def test_vote_without_agreement_returns_the_earliest_of_the_largest_group(
+    crime: GraphEngine,
+) -> None:
+    drugs = "MATCH (p:Person)-[:PARTY_TO]->(c:Crime) WHERE c.type = 'Drugs' RETURN count(p) AS n"
+    result, _ = run("ras+", crime, [OTHER, GOOD, drugs], budget=3)
+    assert [a.votes for a in result.attempts] == [1, 1, 1]
+    assert result.selected_attempt == 1 and result.final_query == OTHER
+    # a failed attempt between two agreeing ones neither votes nor ends the loop
+    result, _ = run("ras+", crime, [GOOD, "MATCH (p:Person RETURN p", OTHER, GOOD], budget=4)
+    assert [a.votes for a in result.attempts] == [1, None, 1, 2]
+    assert result.selected_attempt == 1
+
+
+def test_rows_agree_whatever_the_column_names_order_and_number_type(crime: GraphEngine) -> None:
+    result, _ = run("ras+", crime, [BY_TYPE, SWAPPED], budget=2)
+    assert result.attempts[1].votes == 2
+    a, b = (crime.execute(q) for q in (GOOD, SWAPPED))
+    assert answer_key(a) != answer_key(b)
+    one, two = (crime.execute(q) for q in (GOOD, "RETURN 2.0 AS x"))
+    assert answer_key(one) == answer_key(two)
+    listed = crime.execute("MATCH (p:Person) RETURN p.name AS name ORDER BY name")
+    assert len(listed.rows) == 3
+    reversed_order = crime.execute("MATCH (p:Person) RETURN p.name AS who ORDER BY who DESC")
+    assert answer_key(listed) == answer_key(reversed_order)
+
+
+def test_greedy_decodes_the_first_attempt_at_temperature_zero(crime: GraphEngine) -> None:
+    _, model = run("ras+", crime, [OTHER, GOOD, GOOD], budget=3)
+    assert [s["temperature"] for s in model.settings] == [0.0, 0.9, 0.9]
+    _, sampled = run("ras+:check,values,repair,vote", crime, [OTHER, GOOD, GOOD], budget=3)
+    assert [s["temperature"] for s in sampled.settings] == [0.9, 0.9, 0.9]

@@ -7,7 +7,12 @@ one question with at most ``config.budget`` generate-extract-execute attempts
 
 from cypherturn.strategies._examples import FewShotExample, grounded_examples, schema_examples
 from cypherturn.strategies._extract import extract_cypher
-from cypherturn.strategies._grounded import NOTES_HEADER, GroundedStrategy, looks_empty
+from cypherturn.strategies._grounded import (
+    NOTES_HEADER,
+    GroundedStrategy,
+    answer_key,
+    looks_empty,
+)
 from cypherturn.strategies._prompts import PROMPT_VERSION, PromptSet, load_prompts
 from cypherturn.strategies._records import (
     DEFAULT_BUDGET,
@@ -51,6 +56,7 @@ __all__ = [
     "get_strategy",
     "grounded_examples",
     "load_prompts",
+    "answer_key",
     "looks_empty",
     "schema_examples",
 ]

@@ -18,6 +18,14 @@ plain ``ras``):
 - ``feedback``: findings go back as notes appended to the question in a fresh
   C0, without the failed query, which small models copy back unchanged
   (deviation from Algorithm 2, measured against it in benchmarks/).
+- ``greedy``: attempt 1 decodes at temperature 0 (the model's most likely
+  query); later attempts sample at the configured temperature.
+- ``vote``: execution-based self-consistency (Wang et al. 2023, "Self-Consistency
+  Improves Chain of Thought Reasoning", with answers compared by their rows as in
+  execution-guided text-to-SQL decoding): a candidate that returns rows and passes
+  the checks is accepted once another candidate returns the same rows; at the end
+  of the budget the largest group of agreeing candidates wins (ties: the earliest).
+  This spends at least two model calls on every answered question.
 
 Zero rows count as a failure only when a check explains them: an empty answer
 can be the right one.
@@ -57,7 +65,7 @@ from cypherturn.strategies._records import (
 )
 from cypherturn.strategies._scaling import EMPTY_EXTRACTION_MESSAGE, TokenCallback
 
-__all__ = ["NOTES_HEADER", "GroundedStrategy", "looks_empty"]
+__all__ = ["NOTES_HEADER", "GroundedStrategy", "answer_key", "looks_empty"]
 
 logger = logging.getLogger(__name__)
 
@@ -136,14 +144,23 @@ class GroundedStrategy:
         notes: list[str] = []
         attempts: list[Attempt] = []
         results: dict[int, QueryResult] = {}
+        answers: dict[int, tuple[str, ...]] = {}
         for t in range(1, config.budget + 1):
-            response = self._generate(model, context, config, t, grammar)
+            temperature = 0.0 if t == 1 and self.parts.greedy else config.temperature
+            response = self._generate(model, context, config, t, grammar, temperature)
             attempt, result = self._attempt(engine, index, t, len(context), response, config)
             attempt.grammar = grammar is not None
+            attempt.temperature = temperature
             attempts.append(attempt)
             if result is not None:
                 results[t] = result
             logger.debug("%s attempt %d: %s", self.name, t, attempt.verdict)
+            if attempt.verdict == "answer" and result is not None and self.parts.vote:
+                answers[t] = answer_key(result)
+                attempt.votes = sum(key == answers[t] for key in answers.values())
+                if attempt.votes >= 2 or t == config.budget:
+                    break
+                continue
             if attempt.verdict == "answer" or (
                 attempt.verdict == "empty" and not self.parts.select
             ):
@@ -156,7 +173,7 @@ class GroundedStrategy:
             else:
                 shown = attempt.query or attempt.raw_text.strip()
                 context.extend(prompts.feedback_turn(shown, self._paper_feedback(attempt)))
-        chosen = self._choose(attempts)
+        chosen = self._choose(attempts, answers)
         return StrategyResult(
             strategy=self.name,
             budget=config.budget,
@@ -184,6 +201,7 @@ class GroundedStrategy:
         config: StrategyConfig,
         index: int,
         grammar: str | None,
+        temperature: float,
     ) -> ChatResponse:
         extra: dict[str, Any] = {}
         if grammar is not None:
@@ -192,7 +210,7 @@ class GroundedStrategy:
             extra["on_token"] = self.on_token
         return model.chat(
             list(context),
-            temperature=config.temperature,
+            temperature=temperature,
             max_tokens=config.max_tokens,
             seed=config.attempt_seed(index),
             **extra,
@@ -209,7 +227,14 @@ class GroundedStrategy:
             lines = ["the query returned no rows"]
         return "\n".join(lines)
 
-    def _choose(self, attempts: list[Attempt]) -> Attempt:
+    def _choose(self, attempts: list[Attempt], answers: dict[int, tuple[str, ...]]) -> Attempt:
+        if answers:
+            first = {
+                key: min(i for i, k in answers.items() if k == key) for key in answers.values()
+            }
+            size = {key: sum(k == key for k in answers.values()) for key in first}
+            best = max(first, key=lambda key: (size[key], -first[key]))
+            return attempts[first[best] - 1]
         if not self.parts.select:
             return next((a for a in attempts if a.verdict in ("answer", "empty")), attempts[-1])
         return max(attempts, key=lambda a: (_RANK[a.verdict or "error"], -a.index))
@@ -295,6 +320,29 @@ def _execute(
         return engine.execute(query, timeout_s=config.timeout_s, row_cap=config.row_cap), None, None
     except QueryError as e:
         return None, e.error_class, e.engine_message
+
+
+def answer_key(result: QueryResult) -> tuple[str, ...]:
+    """What two candidates must share to agree under the ``vote`` part: their rows as a multiset.
+
+    Column names and order, row order and the int/float distinction (FalkorDB's
+    ``sum`` of integers is a float) are ignored, floats compared to 6 significant
+    digits, as relaxed EX compares answers; each row is its sorted value strings.
+
+    Returns:
+        The sorted row keys, one string per row.
+    """
+
+    def value(v: Any) -> str:
+        if isinstance(v, bool) or v is None:
+            return repr(v)
+        if isinstance(v, int | float):
+            return f"{float(v):.6g}"
+        if isinstance(v, list):
+            return "[" + ",".join(value(x) for x in v) + "]"
+        return repr(v)
+
+    return tuple(sorted("|".join(sorted(value(v) for v in row)) for row in result.rows))
 
 
 def looks_empty(result: QueryResult) -> bool:

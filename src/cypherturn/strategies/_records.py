@@ -75,7 +75,7 @@ class StrategyConfig(BaseModel):
         return None if self.seed is None else self.seed + index - 1
 
 
-GROUNDING_PARTS = ("check", "values", "repair", "grammar", "select", "feedback")
+GROUNDING_PARTS = ("check", "values", "repair", "grammar", "select", "feedback", "greedy", "vote")
 """The parts of the grounded strategy ``ras+``, each switchable (``ras+:check,values``)."""
 
 
@@ -96,6 +96,13 @@ class GroundingParts(BaseModel):
             return the best candidate (rows > empty > flagged > error).
         feedback: feed findings back as notes in a fresh context instead of
             appending the failed query (the RAS paper's form, Algorithm 2).
+        greedy: decode the first attempt at temperature 0, the model's most likely
+            query; later attempts sample at the configured temperature.
+        vote: execution-based self-consistency: after a candidate that returns rows
+            and passes the checks, keep drawing candidates from the same context until
+            two return the same rows (or the budget ends), and return the largest group
+            of candidates that agree (ties: the earliest). Records written before this
+            part existed read it as on.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -106,6 +113,8 @@ class GroundingParts(BaseModel):
     grammar: bool = True
     select: bool = True
     feedback: bool = True
+    greedy: bool = True
+    vote: bool = True
 
     @classmethod
     def only(cls, names: list[str]) -> GroundingParts:
@@ -159,6 +168,10 @@ class Attempt(BaseModel):
             into ``query``, in the order applied.
         verdict: the grounded strategy's rating of the attempt.
         grammar: decoding was constrained by the schema grammar.
+        temperature: the sampling temperature of this attempt (``None`` in records
+            written before it was recorded: the config's).
+        votes: with ``ras+``'s ``vote`` part, how many attempts so far (this one
+            included) returned the same rows as this one; ``None`` otherwise.
     """
 
     index: int = Field(ge=1)
@@ -181,6 +194,8 @@ class Attempt(BaseModel):
     repairs: list[Finding] = Field(default_factory=list)
     verdict: Verdict | None = None
     grammar: bool = False
+    temperature: float | None = None
+    votes: int | None = None
 
     @property
     def ok(self) -> bool:
