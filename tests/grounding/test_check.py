@@ -222,6 +222,7 @@ def test_every_code_has_a_case() -> None:
     exercised = {
         "unknown_label", "unknown_relationship_type", "unknown_property", "property_not_on_label",
         "reversed_direction", "wrong_endpoints", "undefined_variable", "sql_habit", "value_not_found",
+        "engine_pitfall",
     }  # fmt: skip
     assert exercised == set(FINDING_CODES)
 
@@ -274,3 +275,26 @@ def test_a_misspelt_name_among_many_values_is_suggested(
 def test_sql_date_functions_get_the_date_hint() -> None:
     hint = error_hint("Unknown function 'strftime'")
     assert hint is not None and "date('" in hint
+
+
+def test_a_filter_on_an_indexed_temporal_component_is_rewritten_so_the_engine_answers(
+    make_engine: Callable[..., GraphEngine],
+) -> None:
+    engine = make_engine("dates")
+    engine.write(
+        "UNWIND range(1, 12) AS i CREATE (:Case {reportDate: date({year: 2021, month: i, day: 1})})"
+    )
+    engine.write("CREATE INDEX FOR (c:Case) ON (c.reportDate)")
+    index = graph_index(engine)
+    query = (
+        "MATCH (c:Case) WHERE c.reportDate.month = 9 AND c.reportDate.year = 2021 "
+        "RETURN count(c) AS n, c.reportDate.year AS y"
+    )
+    assert engine.execute(query).rows == []  # the engine's wrong answer this guards against
+    report = check_query(query, index)
+    assert [f.code for f in report.findings] == ["engine_pitfall", "engine_pitfall"]
+    repaired, applied = apply_edits(query, report.findings)
+    assert len(applied) == 2 and "AS y" in repaired and "toInteger(c.reportDate.year) = 2021" in repaired
+    assert engine.execute(repaired).rows == [[1, 2021]]
+    assert check_query(repaired, index).ok
+    assert check_query("MATCH (c:Case) RETURN c.reportDate.month AS m", index).ok

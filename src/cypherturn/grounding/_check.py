@@ -54,6 +54,7 @@ FindingCode = Literal[
     "undefined_variable",
     "sql_habit",
     "value_not_found",
+    "engine_pitfall",
 ]
 FINDING_CODES: tuple[str, ...] = FindingCode.__args__  # type: ignore[attr-defined]
 """Every finding code, in the order the check reports them."""
@@ -378,6 +379,72 @@ def _sql_findings(query: str, tokens: Sequence[Token], returns: Sequence[int]) -
     return findings
 
 
+_TEMPORAL_COMPONENTS = frozenset(
+    {
+        "year", "quarter", "month", "week", "weekyear", "day", "dayofweek",
+        "dayofyear", "dayofquarter", "hour", "minute", "second", "millisecond",
+        "microsecond", "nanosecond",
+    }
+)
+_CLAUSE_WORDS = frozenset(
+    {"RETURN", "WITH", "MATCH", "OPTIONAL", "UNWIND", "ORDER", "SKIP", "LIMIT", "UNION", "CALL"}
+)
+
+
+def _engine_findings(tokens: Sequence[Token]) -> list[Finding]:
+    """Queries FalkorDB runs without an error but can answer wrongly, with a rewrite it answers right.
+
+    One class today: a comparison in WHERE on a component of a temporal
+    property, ``c.reportDate.month = 9``. When the property is indexed, FalkorDB
+    (the shipped 4.x build) uses the index for the filter and matches nothing;
+    ``toInteger(c.reportDate.month) = 9``, or the expression in RETURN, gives the
+    right answer. The components are integers, so the rewrite changes no value,
+    and the finding does not fail a query by itself (like a SQL-habit hint):
+    it is there for the repair.
+    """
+    findings: list[Finding] = []
+    in_where = False
+    for i, tok in enumerate(tokens):
+        if tok.kind is TokenKind.NAME and tok.upper == "WHERE":
+            in_where = True
+        elif tok.kind is TokenKind.NAME and tok.upper in _CLAUSE_WORDS:
+            in_where = False
+        if not in_where or i < 4 or tok.kind is not TokenKind.NAME:
+            continue
+        if tok.text.lower() not in _TEMPORAL_COMPONENTS:
+            continue
+        base, dot1, key, dot2 = tokens[i - 4 : i]
+        if not (
+            base.kind is TokenKind.NAME
+            and dot1.is_punct(".")
+            and key.kind is TokenKind.NAME
+            and dot2.is_punct(".")
+            and not (i >= 5 and tokens[i - 5].is_punct("."))
+            and not (i + 1 < len(tokens) and tokens[i + 1].is_punct("("))
+            and not (i >= 6 and tokens[i - 5].is_punct("(") and tokens[i - 6].is_name("TOINTEGER"))
+        ):
+            continue
+        text = f"{base.text}.{key.text}.{tok.text}"
+        findings.append(
+            Finding(
+                code="engine_pitfall",
+                message=(
+                    f"FalkorDB can match nothing on a filter on {text} (when {key.text} is "
+                    f"indexed): write toInteger({text})"
+                ),
+                span=(base.start, tok.end),
+                suggestions=[f"toInteger({text})"],
+                edit=Edit(
+                    start=base.start,
+                    end=tok.end,
+                    replacement=f"toInteger({text})",
+                    reason="a temporal component is an integer, so toInteger changes no value",
+                ),
+            )
+        )
+    return findings
+
+
 def check_query(query: str, index: GraphIndex) -> CheckReport:
     """Check one query against the graph's schema, before it is executed.
 
@@ -385,7 +452,9 @@ def check_query(query: str, index: GraphIndex) -> CheckReport:
     each relationship pattern's type connects its endpoint labels in the written
     direction (a pattern that occurs only the other way is
     ``reversed_direction``, repaired by flipping the arrow); property keys exist
-    on the variable's labels or types; read variables are defined; SQL habits.
+    on the variable's labels or types; read variables are defined; SQL habits;
+    engine pitfalls (``engine_pitfall``: a WHERE comparison on a temporal
+    component that FalkorDB answers with nothing, repaired with ``toInteger``).
 
     Args:
         query: the Cypher text.
@@ -406,6 +475,7 @@ def check_query(query: str, index: GraphIndex) -> CheckReport:
             parsed=False, parse_error=str(e), findings=_sql_findings(query, tokens, ())
         )
     findings = _sql_findings(query, tokens, facts.returns_per_branch)
+    findings += _engine_findings(tokens)
     # SQL words the parser took for variables are reported once, as the habit
     findings += [
         f

@@ -355,7 +355,7 @@ def looks_empty(result: QueryResult) -> bool:
 
 
 def _verdict(result: QueryResult | None, findings: list[Finding]) -> Verdict:
-    flagged = [f for f in findings if f.code != "sql_habit"]
+    flagged = [f for f in findings if f.code not in ("sql_habit", "engine_pitfall")]
     if result is None:
         return "error"
     if looks_empty(result):
