@@ -110,7 +110,7 @@ def test_unknown_names_with_case_repairs(crime: GraphEngine, index: GraphIndex) 
 
 
 def test_property_on_the_wrong_label(index: GraphIndex) -> None:
-    (finding,) = check_query("MATCH (c:Crime) WHERE c.gender = 'F' RETURN c", index).findings
+    (finding,) = check_query("MATCH (c:Crime) RETURN c.gender", index).findings
     assert finding.code == "property_not_on_label"
     assert "Person" in finding.message and finding.edit is None
     (unknown,) = check_query("MATCH (p:Person) RETURN p.colour", index).findings
@@ -222,7 +222,7 @@ def test_every_code_has_a_case() -> None:
     exercised = {
         "unknown_label", "unknown_relationship_type", "unknown_property", "property_not_on_label",
         "reversed_direction", "wrong_endpoints", "undefined_variable", "sql_habit", "value_not_found",
-        "engine_pitfall",
+        "engine_pitfall", "literal_type",
     }  # fmt: skip
     assert exercised == set(FINDING_CODES)
 
@@ -298,3 +298,53 @@ def test_a_filter_on_an_indexed_temporal_component_is_rewritten_so_the_engine_an
     assert engine.execute(repaired).rows == [[1, 2021]]
     assert check_query(repaired, index).ok
     assert check_query("MATCH (c:Case) RETURN c.reportDate.month AS m", index).ok
+
+
+def test_a_property_of_the_neighbouring_label_is_reached_through_its_one_hop(
+    crime: GraphEngine, index: GraphIndex
+) -> None:
+    query = "MATCH (c:Crime) WHERE c.rank = 'Sergeant' AND c.type = 'Burglary' RETURN count(c) AS n"
+    assert crime.execute(query).rows == [[0]]
+    (finding,) = check_query(query, index).findings
+    assert finding.code == "property_not_on_label" and finding.edit is not None
+    repaired, _ = apply_edits(query, [finding])
+    assert repaired == (
+        "MATCH (c:Crime) WHERE (c)-[:INVESTIGATED_BY]->(:Officer {rank: 'Sergeant'}) "
+        "AND c.type = 'Burglary' RETURN count(c) AS n"
+    )
+    assert crime.execute(repaired).rows == [[1]] and check_query(repaired, index).ok
+    backwards = "MATCH (c:Crime) WHERE c.gender = 'M' RETURN c.id"
+    fixed, _ = apply_edits(backwards, check_query(backwards, index).findings)
+    assert fixed == "MATCH (c:Crime) WHERE (c)<-[:PARTY_TO]-(:Person {gender: 'M'}) RETURN c.id"
+    assert crime.execute(fixed).rows == [["c2"]]
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "MATCH (c:Crime) WHERE c.rank = 'Constable' RETURN count(c)",  # no Officer stores it
+        "MATCH (c:Crime) WHERE c.rank <> 'Sergeant' RETURN count(c)",  # not an equality
+        "MATCH (c:Crime) RETURN c.rank = 'Sergeant' AS r",  # not a WHERE predicate
+        "MATCH (p:Person) WHERE p.address = '1 Piccadilly' RETURN p",  # Location is two hops away
+    ],
+)
+def test_no_hop_repair_where_it_is_not_unambiguous(query: str, index: GraphIndex) -> None:
+    findings = check_query(query, index).findings
+    assert findings and all(f.edit is None for f in findings if f.code == "property_not_on_label")
+
+
+def test_a_string_compared_with_a_date_property_is_repaired_as_a_date(
+    make_engine: Callable[..., GraphEngine],
+) -> None:
+    engine = make_engine("dated")
+    engine.write("CREATE (:Crime {date: date('2017-08-15')}), (:Crime {date: date('2017-08-16')})")
+    index = graph_index(engine)
+    query = "MATCH (c:Crime) WHERE c.date = '2017-08-15' RETURN count(c) AS n"
+    assert engine.execute(query).rows == [[0]]
+    (finding,) = check_query(query, index).findings
+    assert finding.code == "literal_type" and "DATE" in finding.message
+    repaired, _ = apply_edits(query, [finding])
+    assert repaired == "MATCH (c:Crime) WHERE c.date = date('2017-08-15') RETURN count(c) AS n"
+    assert engine.execute(repaired).rows == [[1]] and check_query(repaired, index).ok
+    (unfixable,) = check_query("MATCH (c:Crime) WHERE c.date = 'August' RETURN c", index).findings
+    assert unfixable.code == "literal_type" and unfixable.edit is None

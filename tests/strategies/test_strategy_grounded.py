@@ -25,7 +25,7 @@ QUESTION = "How many people took part in a burglary?"
 REVERSED = "MATCH (c:Crime)-[:PARTY_TO]->(p:Person) WHERE c.type = 'Burglary' RETURN count(p) AS n"
 SHOUTED = "MATCH (p:Person)-[:PARTY_TO]->(c:Crime) WHERE c.type = 'BURGLARY' RETURN count(p) AS n"
 GOOD = "MATCH (p:Person)-[:PARTY_TO]->(c:Crime) WHERE c.type = 'Burglary' RETURN count(p) AS n"
-WRONG_LABEL = "MATCH (p:Person) WHERE p.type = 'Burglary' RETURN count(p) AS n"
+WRONG_LABEL = "MATCH (p:Person) WHERE p.type STARTS WITH 'Burg' RETURN count(p) AS n"
 NO_MATCH = "MATCH (p:Person)-[:PARTY_TO]->(c:Crime) WHERE c.type = 'Arson' RETURN count(p) AS n"
 EMPTY = "MATCH (p:Person) WHERE p.age > 200 RETURN p.name"
 
@@ -161,14 +161,23 @@ def test_the_values_part_puts_stored_values_in_the_prompt(crime: GraphEngine) ->
 def test_grounded_examples_run_and_pass_the_check(make_engine: Callable[..., GraphEngine]) -> None:
     engine = make_engine("examples")
     engine.write(
-        "UNWIND range(1, 40) AS i "
-        "CREATE (c:Crime {type: CASE WHEN i % 3 = 0 THEN 'Drugs' ELSE 'Burglary' END})"
-        "-[:INVESTIGATED_BY]->(:Officer {name: 'Officer ' + toString(i % 4), rank: 'Sergeant'})"
+        "UNWIND range(0, 2) AS k CREATE (:Officer {name: 'Officer ' + toString(k), "
+        "rank: CASE WHEN k = 0 THEN 'Inspector' ELSE 'Sergeant' END})"
+    )
+    engine.write(
+        "UNWIND range(1, 40) AS i MATCH (o:Officer {name: 'Officer ' + toString(i % 3)}) "
+        "CREATE (:Crime {type: CASE WHEN i % 3 = 0 THEN 'Drugs' ELSE 'Burglary' END, "
+        "date: date({year: 2017, month: 8 + i % 2, day: 1 + i % 28})})"
+        "-[:INVESTIGATED_BY]->(o), (:Location {address: 'Street ' + toString(i % 5)})"
+        "<-[:OCCURRED_AT]-(:Crime {type: 'Drugs'})-[:INVESTIGATED_BY]->(o)"
     )
     index = graph_index(engine)
     examples = grounded_examples(index)
-    assert len(examples) == 3
-    assert "burglary" in examples[0].question and "'Burglary'" in examples[0].cypher
+    assert len(examples) == 5
+    assert "more than 10" in examples[2].question and "n > 10" in examples[2].cypher
+    assert "(c:Crime)" in examples[3].cypher and examples[3].cypher.count("[:") == 2
+    assert "date('2017-08-01')" in examples[4].cypher and "august 2017" in examples[4].question
+    assert "drugs" in examples[0].question and "'Drugs'" in examples[0].cypher
     for example in examples:
         assert engine.execute(example.cypher).rows
         assert check_query(example.cypher, index).ok

@@ -17,6 +17,7 @@ is never flagged (tested on every gold query the project ships).
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Iterable, Sequence
 from typing import Literal
 
@@ -55,6 +56,7 @@ FindingCode = Literal[
     "sql_habit",
     "value_not_found",
     "engine_pitfall",
+    "literal_type",
 ]
 FINDING_CODES: tuple[str, ...] = FindingCode.__args__  # type: ignore[attr-defined]
 """Every finding code, in the order the check reports them."""
@@ -311,6 +313,148 @@ def _key_finding(
     )
 
 
+_TEMPORAL_LITERALS = {
+    "DATE": ("date", re.compile(r"\d{4}-\d{2}-\d{2}")),
+    "DATETIME": ("datetime", re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?")),
+    "LOCALDATETIME": ("localdatetime", re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?")),
+    "TIME": ("time", re.compile(r"\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?")),
+    "LOCALTIME": ("localtime", re.compile(r"\d{2}:\d{2}(:\d{2}(\.\d+)?)?")),
+}  # fmt: skip
+
+
+def _temporal_literal_findings(
+    query: str, branch: BranchFacts, index: GraphIndex
+) -> list[Finding]:
+    """A string literal compared with a temporal property: never equal, repaired as ``date('...')``.
+
+    ``c.reportDate = '2021-09-01'`` on a ``DATE`` property compares a date with a
+    string, which no stored value equals; the literal, when it is in the
+    temporal type's ISO format, is wrapped in the type's constructor.
+    """
+    findings: list[Finding] = []
+    types = {label.label: label.properties for label in index.schema.labels}
+    rel_types = {t.type: t.properties for t in index.schema.relationship_types}
+    for comparison in branch.comparisons:
+        if comparison.operator not in ("=", "<>", "IN", "MAP") or comparison.fold is not None:
+            continue
+        owners = branch.labels_of(comparison.variable) or branch.types_of(comparison.variable)
+        table = types if branch.labels_of(comparison.variable) else rel_types
+        kinds = {table.get(owner, {}).get(comparison.key) for owner in owners}
+        if len(kinds) != 1:
+            continue
+        (kind,) = kinds
+        if kind not in _TEMPORAL_LITERALS:
+            continue
+        function, form = _TEMPORAL_LITERALS[kind]
+        literal = query[comparison.span.start : comparison.span.end]
+        owner = " / ".join(sorted(owners))
+        message = (
+            f"{owner}.{comparison.key} is a {kind}, which never equals the string {literal}"
+        )
+        edit = None
+        if form.fullmatch(comparison.value):
+            message += f": write {function}({literal})"
+            edit = Edit(
+                start=comparison.span.start,
+                end=comparison.span.end,
+                replacement=f"{function}({literal})",
+                reason=f"the string is in the ISO format of a {kind}",
+            )
+        findings.append(
+            Finding(
+                code="literal_type",
+                message=message,
+                span=(comparison.span.start, comparison.span.end),
+                suggestions=[edit.replacement] if edit else [],
+                edit=edit,
+            )
+        )
+    return findings
+
+
+_BEFORE_PREDICATE = frozenset({"WHERE", "AND", "OR", "NOT", "XOR"})
+_AFTER_PREDICATE = frozenset({"AND", "OR", "XOR", "RETURN", "WITH", "ORDER", "MATCH", "OPTIONAL"})
+
+
+def _predicate_bounds(query: str, start: int, end: int) -> bool:
+    """True when ``query[start:end]`` stands as a whole WHERE predicate (not inside an expression)."""
+    before = query[:start].rstrip()
+    after = query[end:].lstrip()
+    word_before = before.rsplit(None, 1)[-1].upper() if before else ""
+    word_after = after.split(None, 1)[0].upper() if after else ""
+    return (word_before in _BEFORE_PREDICATE or before.endswith("(")) and (
+        not after or word_after in _AFTER_PREDICATE or after.startswith((")", ";"))
+    )
+
+
+def _attach_hop_edits(
+    query: str, branch: BranchFacts, index: GraphIndex, findings: list[Finding]
+) -> None:
+    """Give a ``property_not_on_label`` finding the one-hop repair, where it is unambiguous.
+
+    ``c.ageGroup = 'Elderly'`` on a ``Case`` that has no ``ageGroup``, in a graph
+    where exactly one relationship pattern joins ``Case`` to a label that has
+    the key and stores the value, ``(:Case)-[:FALLS_UNDER]->(:AgeGroup)``, is
+    rewritten as the pattern predicate ``(c)-[:FALLS_UNDER]->(:AgeGroup {ageGroup:
+    'Elderly'})``. Only a whole WHERE predicate ``variable.key = 'literal'`` is
+    rewritten; with no engine to look the value up, or several candidate hops, no edit.
+    """
+    by_key_span = {f.span: f for f in findings if f.code == "property_not_on_label" and f.span}
+    for comparison in branch.comparisons:
+        if comparison.operator != "=" or comparison.fold is not None:
+            continue
+        access = next(
+            (
+                a
+                for a in branch.accesses
+                if a.variable == comparison.variable
+                and a.key == comparison.key
+                and a.span.end <= comparison.span.start
+                and (a.span.start, a.span.end) in by_key_span
+            ),
+            None,
+        )
+        labels = branch.labels_of(comparison.variable)
+        if access is None or len(labels) != 1:
+            continue
+        (label,) = labels
+        start = access.span.start - len(comparison.variable) - 1
+        if query[start : access.span.end] != f"{comparison.variable}.{comparison.key}":
+            continue
+        end = comparison.span.end
+        between = query[access.span.end : comparison.span.start].strip()
+        if between != "=" or not _predicate_bounds(query, start, end):
+            continue
+        hops = [
+            (p.type, p.target, "->") if p.source == label else (p.type, p.source, "<-")
+            for p in index.schema.patterns
+            if label in (p.source, p.target)
+            and (p.target if p.source == label else p.source) != label
+        ]
+        hops = [
+            (rel_type, other, arrow)
+            for rel_type, other, arrow in set(hops)
+            if comparison.key in index.label_keys.get(other, frozenset())
+            and index.value_exists(other, comparison.key, comparison.value) is True
+        ]
+        if len(hops) != 1:
+            continue
+        ((rel_type, other, arrow),) = hops
+        literal = query[comparison.span.start : comparison.span.end]
+        target = f"(:{_quoted_name(other)} {{{_quoted_name(comparison.key)}: {literal}}})"
+        rel = f"-[:{_quoted_name(rel_type)}]->" if arrow == "->" else f"<-[:{_quoted_name(rel_type)}]-"
+        replacement = f"({comparison.variable}){rel}{target}"
+        finding = by_key_span[(access.span.start, access.span.end)]
+        finding.message += f"; {label} reaches it through {replacement}"
+        finding.suggestions = [replacement, *finding.suggestions]
+        finding.edit = Edit(
+            start=start,
+            end=end,
+            replacement=replacement,
+            reason=f"{other} is the only label next to {label} that stores {comparison.key} = {literal}",
+        )
+
+
 _SQL_HINTS: tuple[tuple[tuple[str, ...], str], ...] = (
     (("GROUP", "BY"), "Cypher has no GROUP BY: the RETURN or WITH items that are not aggregates are the grouping keys"),
     (("HAVING",), "Cypher has no HAVING: aggregate in WITH, then filter with WHERE, e.g. WITH x, count(*) AS n WHERE n > 5 RETURN x, n"),
@@ -516,6 +660,9 @@ def _schema_findings(query: str, facts: QueryFacts, index: GraphIndex) -> list[F
             for finding in _relationship_findings(query, branch, rel, index):
                 add(finding)
         for finding in _property_findings(branch, index):
+            add(finding)
+        _attach_hop_edits(query, branch, index, findings)
+        for finding in _temporal_literal_findings(query, branch, index):
             add(finding)
         for span in branch.undefined:
             add(

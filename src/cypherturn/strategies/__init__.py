@@ -52,11 +52,11 @@ __all__ = [
     "StrategyResult",
     "TokenCallback",
     "Verdict",
+    "answer_key",
     "extract_cypher",
     "get_strategy",
     "grounded_examples",
     "load_prompts",
-    "answer_key",
     "looks_empty",
     "schema_examples",
 ]

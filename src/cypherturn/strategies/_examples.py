@@ -119,16 +119,23 @@ def grounded_examples(index: GraphIndex) -> list[FewShotExample]:
        lower case and the query writing it exactly as stored;
     2. a top-3 over the most frequent relationship pattern, asked from the
        target's side while the pattern keeps the schema's direction, ordered by an alias;
-    3. a filter on an aggregate with ``WITH ... WHERE`` (Cypher has no HAVING).
+    3. a filter on an aggregate with ``WITH ... WHERE`` (Cypher has no HAVING),
+       listing the groups with their counts ("more than 10" is ``> 10``, not a LIMIT);
+    4. a two-hop pattern through one label, filtered on a stored value at one
+       end and grouped at the other (needs a listed value and two other labels
+       next to the same label);
+    5. a month of a ``DATE`` property written as a date range (needs the engine
+       for a month that occurs: the earliest).
 
     Used by ``ras+`` with its ``values`` part (deterministic; no example is
-    about the user's question).
+    about the user's question: the values come from the graph's most common
+    categories, not from the question).
 
     Args:
         index: the graph's grounding index.
 
     Returns:
-        0-3 examples.
+        0-5 examples.
     """
     schema = index.schema
     counts = {label.label: label.count for label in schema.labels}
@@ -177,9 +184,111 @@ def grounded_examples(index: GraphIndex) -> list[FewShotExample]:
         )
         examples.append(
             FewShotExample(
-                question=f"How many {pattern.target} have more than 10 {pattern.source}?",
-                cypher=(f"MATCH {rel} WITH b, count(a) AS n WHERE n > 10 RETURN count(b) AS count"),
+                question=(
+                    f"Which {pattern.target} have more than 10 {pattern.source}, and how many each?"
+                ),
+                cypher=(
+                    f"MATCH {rel} WITH b, count(a) AS n WHERE n > 10 "
+                    f"RETURN b.{_q(prop)} AS {_q(prop)}, n"
+                ),
             )
         )
         break
+    two_hop = _two_hop_example(index, by_label, type_count)
+    if two_hop is not None:
+        examples.append(two_hop)
+    dated = _date_range_example(index)
+    if dated is not None:
+        examples.append(dated)
     return examples
+
+
+_MONTHS = (
+    "January", "February", "March", "April", "May", "June", "July", "August", "September",
+    "October", "November", "December",
+)  # fmt: skip
+
+
+def _two_hop_example(
+    index: GraphIndex, by_label: dict[str, LabelSchema], type_count: dict[str, int]
+) -> FewShotExample | None:
+    """Example 4 of :func:`grounded_examples`: filter at one end of a two-hop pattern, group at the other."""
+    hops: dict[str, list[tuple[int, str, str, bool]]] = {}
+    for p in index.schema.patterns:
+        if p.source == p.target:
+            continue
+        weight = type_count.get(p.type, 0)
+        hops.setdefault(p.source, []).append((weight, p.type, p.target, True))
+        hops.setdefault(p.target, []).append((weight, p.type, p.source, False))
+    listed = {
+        pv.owner: pv
+        for pv in sorted(index.values.values(), key=lambda pv: (-pv.holders, pv.owner, pv.key))
+        if pv.complete and 2 <= len(pv.values) <= pv.holders / 2 and pv.owner in by_label
+    }
+    candidates = []
+    for center, around in hops.items():
+        for weight_a, type_a, label_a, out_a in around:
+            if label_a not in listed:
+                continue
+            for weight_b, type_b, label_b, out_b in around:
+                if label_b in (label_a, center) or label_a == center or type_a == type_b:
+                    continue
+                prop = _display_property(by_label[label_b]) if label_b in by_label else None
+                if prop is None:
+                    continue
+                candidates.append(
+                    (-(weight_a + weight_b), center, type_a, label_a, out_a, type_b, label_b, out_b, prop)
+                )
+    if not candidates:
+        return None
+    _, center, type_a, label_a, out_a, type_b, label_b, out_b, prop = min(candidates)
+    pv = listed[label_a]
+    value = pv.values[0]
+    left = f"-[:{_q(type_a)}]->" if not out_a else f"<-[:{_q(type_a)}]-"
+    right = f"-[:{_q(type_b)}]->" if out_b else f"<-[:{_q(type_b)}]-"
+    pattern = (
+        f"(:{_q(label_a)} {{{_q(pv.key)}: {_literal(value)}}}){left}(c:{_q(center)})"
+        f"{right}(b:{_q(label_b)})"
+    )
+    example = FewShotExample(
+        question=(
+            f"What are the 3 most common {label_b} {prop} for {center} whose {label_a} "
+            f"{pv.key} is {value.lower()}, with counts?"
+        ),
+        cypher=(
+            f"MATCH {pattern} RETURN b.{_q(prop)} AS {_q(prop)}, count(c) AS count "
+            "ORDER BY count DESC LIMIT 3"
+        ),
+    )
+    if index.engine is not None and not index.engine.execute(example.cypher).rows:
+        return None
+    return example
+
+
+def _date_range_example(index: GraphIndex) -> FewShotExample | None:
+    """Example 5 of :func:`grounded_examples`: one month of a DATE property as a range of dates."""
+    dated = sorted(
+        (-label.count, label.label, key)
+        for label in index.schema.labels
+        for key, kind in label.properties.items()
+        if kind == "DATE"
+    )
+    if not dated or index.engine is None:
+        return None
+    _, label, key = dated[0]
+    v = _var(label)
+    earliest = index.engine.execute(
+        f"MATCH ({v}:{_q(label)}) WHERE {v}.{_q(key)} IS NOT NULL "
+        f"RETURN {v}.{_q(key)}.year AS y, {v}.{_q(key)}.month AS m ORDER BY {v}.{_q(key)} LIMIT 1"
+    ).rows
+    if not earliest or not all(isinstance(x, int) for x in earliest[0]):
+        return None
+    year, month = earliest[0]
+    after = (year + 1, 1) if month == 12 else (year, month + 1)
+    return FewShotExample(
+        question=f"How many {label} have {key} in {_MONTHS[month - 1].lower()} {year}?",
+        cypher=(
+            f"MATCH ({v}:{_q(label)}) WHERE {v}.{_q(key)} >= date('{year:04d}-{month:02d}-01') "
+            f"AND {v}.{_q(key)} < date('{after[0]:04d}-{after[1]:02d}-01') RETURN count({v}) AS count"
+        ),
+    )
