@@ -1,12 +1,14 @@
 """Seconds per ``ask`` with each local GGUF model: cold process, disk prefix cache, warm process.
 
 Run: ``python benchmarks/bench_ask_latency.py [--questions 5] [--models SPEC,SPEC]
-[--out docs/results/ask-latency/README.md]``.
+[--strategy single] [--budget 1] [--temperature 0] [--out docs/results/ask-latency/README.md]``.
 
-Every ``ask`` is ``api.ask`` on POLE with strategy ``single`` at temperature 0
-(one generation and one execution; prompt v2: system prompt with the schema,
-three few-shot examples, the question). For each model three settings are
-timed, each over the same questions:
+Every ``ask`` is ``api.ask`` on POLE, by default with strategy ``single`` at
+temperature 0 (one generation and one execution; prompt v2: system prompt with
+the schema, three few-shot examples, the question); ``--strategy ras+ --budget 5
+--temperature 0.9`` times what ``cypherturn ask`` does by default (the grounded
+schema text and examples, every model call of the attempts, the checks). For
+each model three settings are timed, each over the same questions:
 
 - **cold, no prefix cache**: a fresh ``python -c`` process per question, with an
   empty prefix cache: the whole prompt is evaluated (and the prefix stored).
@@ -100,6 +102,7 @@ class Recording:
 
 
 spec, questions = sys.argv[1], json.loads(sys.argv[2])
+strategy, budget, temperature = sys.argv[3], int(sys.argv[4]), float(sys.argv[5])
 inner = load_model(spec)
 started = time.perf_counter()
 inner.load()
@@ -107,18 +110,21 @@ load_s = time.perf_counter() - started
 model = Recording(inner)
 asks = []
 for question in questions:
+    before = len(model.responses)
     started = time.perf_counter()
-    result = api.ask(question, graph="pole", strategy="single", budget=1, model=model,
-                     temperature=0.0, seed=0)
+    result = api.ask(question, graph="pole", strategy=strategy, budget=budget, model=model,
+                     temperature=temperature, seed=0)
     seconds = time.perf_counter() - started
-    response = model.responses[-1]
+    calls = model.responses[before:]
+    first = calls[0]
     asks.append({
         "seconds": seconds,
-        "model_s": response.latency_s,
-        "prompt_tokens": response.prompt_tokens,
-        "completion_tokens": response.completion_tokens,
-        "cached_prompt_tokens": response.cached_prompt_tokens,
-        "prompt_cache": response.prompt_cache,
+        "model_s": sum(r.latency_s for r in calls),
+        "calls": len(calls),
+        "prompt_tokens": first.prompt_tokens,
+        "completion_tokens": sum(r.completion_tokens for r in calls),
+        "cached_prompt_tokens": first.cached_prompt_tokens,
+        "prompt_cache": first.prompt_cache,
         "executed": result.success,
     })
 print(json.dumps({"load_s": load_s, "asks": asks}))
@@ -176,6 +182,9 @@ class Settings:
 
     idle_wait_s: float
     nice: int
+    strategy: str = "single"
+    budget: int = 1
+    temperature: float = 0.0
 
 
 def _child(spec: str, questions: list[str], cache: Path, settings: Settings) -> dict[str, Any]:
@@ -184,7 +193,10 @@ def _child(spec: str, questions: list[str], cache: Path, settings: Settings) -> 
     busy, own = _busy_seconds(), _children_cpu()
     started = time.perf_counter()
     done = subprocess.run(
-        [sys.executable, "-c", CHILD, spec, json.dumps(questions)],
+        [
+            sys.executable, "-c", CHILD, spec, json.dumps(questions),
+            settings.strategy, str(settings.budget), str(settings.temperature),
+        ],
         capture_output=True,
         text=True,
         env={**os.environ, CACHE_DIR_ENV: str(cache)},
@@ -272,7 +284,7 @@ def _markdown(
     questions: int,
     command: str,
     load: str,
-    nice: int,
+    settings: Settings,
 ) -> str:
     lines = [
         "# `ask` latency with local GGUF models",
@@ -281,9 +293,10 @@ def _markdown(
         "",
         f"Machine: {os.cpu_count()} CPU cores, {platform.machine()}, Python "
         f"{platform.python_version()}; load average at the start {load} "
-        f"(other jobs shared the cores); children ran at niceness {nice}.",
+        f"(other jobs shared the cores); children ran at niceness {settings.nice}.",
         "",
-        f"POLE, strategy `single`, temperature 0, seed 0, prompt v2; {questions} questions. "
+        f"POLE, strategy `{settings.strategy}`, budget {settings.budget}, temperature "
+        f"{settings.temperature:g}, seed 0, prompt v2; {questions} questions. "
         "*Cold*: a fresh process per question, with an empty prefix cache or with the "
         "graph's prefix already on disk. *Warm process*: later questions in one process "
         "(prefix in memory). *Disk saves*: cold median minus disk-prefix median.",
@@ -325,6 +338,9 @@ def main() -> None:
     parser.add_argument(
         "--nice", type=int, default=0, help="Niceness of the child processes (negative: root only)."
     )
+    parser.add_argument("--strategy", default="single", help="The ask strategy (default single).")
+    parser.add_argument("--budget", type=int, default=1, help="The budget n (default 1).")
+    parser.add_argument("--temperature", type=float, default=0.0)
     args = parser.parse_args()
     if not 2 <= args.questions <= len(QUESTIONS):
         parser.error(f"--questions must be between 2 and {len(QUESTIONS)}")
@@ -341,17 +357,23 @@ def main() -> None:
     rows: list[tuple[dict[str, str], dict[str, str]]] = []
     raw: dict[str, Any] = {}
     started = time.perf_counter()
+    settings = Settings(
+        idle_wait_s=args.idle_wait,
+        nice=args.nice,
+        strategy=args.strategy,
+        budget=args.budget,
+        temperature=args.temperature,
+    )
     with api.connect("pole"), tempfile.TemporaryDirectory() as folder:
         cache = Path(folder)
         for spec in specs:
             name = Path(spec.removeprefix("gguf:")).name.removesuffix(".gguf")
             begun = time.perf_counter()
-            settings = Settings(idle_wait_s=args.idle_wait, nice=args.nice)
             raw[name] = _measure(spec, questions, cache, settings)
             rows.append(_rows(name, raw[name]))
             print(f"{name}: {time.perf_counter() - begun:.0f} s", file=sys.stderr)
     command = "python benchmarks/bench_ask_latency.py " + " ".join(sys.argv[1:])
-    table = _markdown(rows, len(questions), command.strip(), load, args.nice)
+    table = _markdown(rows, len(questions), command.strip(), load, settings)
     print(table)
     print(f"total {time.perf_counter() - started:.0f} s", file=sys.stderr)
     if args.out is not None:
