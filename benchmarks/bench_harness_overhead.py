@@ -33,7 +33,7 @@ from pathlib import Path
 
 from cypherturn.graph import EmbeddedFalkorDB, FalkorDBEngine, GraphEngine, GraphSchema
 from cypherturn.metrics import ProtocolName
-from cypherturn.models import OpenAIChatModel
+from cypherturn.models import NO_RETRY, OpenAIChatModel
 from cypherturn.protocols import ProtocolSettings
 from cypherturn.runner import StepLogged, log_path, read_log, run_benchmark
 from cypherturn.sessions import build_sessions, plan_build
@@ -124,7 +124,9 @@ def main() -> None:
         port: multiprocessing.SimpleQueue[int] = multiprocessing.SimpleQueue()
         endpoint = multiprocessing.Process(target=_serve, args=(args.latency, port), daemon=True)
         endpoint.start()
-        model = OpenAIChatModel("mock", base_url=f"http://127.0.0.1:{port.get()}/v1", max_retries=0)
+        model = OpenAIChatModel(
+            "mock", base_url=f"http://127.0.0.1:{port.get()}/v1", retry=NO_RETRY
+        )
         settings = ProtocolSettings(protocol=ProtocolName(args.protocol))
         print(
             f"{len(sessions)} sessions, {turns} turns, 2 actions per turn, "

@@ -27,6 +27,7 @@ __all__ = [
     "ModelError",
     "ModelIntegrityError",
     "ModelResponseError",
+    "ModelTransientError",
     "ModelUnavailableError",
     "QueryCostError",
     "QueryError",
@@ -187,6 +188,23 @@ class ModelIntegrityError(ModelUnavailableError):
     Raised instead of loading unverified bytes; the message names the packages
     to reinstall.
     """
+
+
+class ModelTransientError(ModelUnavailableError):
+    """A failure of the model's endpoint that may pass: worth retrying.
+
+    Connection errors, timeouts, HTTP 408, 409, 429 and 5xx. The model layer's
+    retry policy (:class:`cypherturn.models.RetryPolicy`) retries these and no
+    other error; when it gives up, this error reaches the caller.
+
+    Attributes:
+        retry_after_s: the wait the endpoint asked for (``Retry-After``), seconds,
+            when it named one.
+    """
+
+    def __init__(self, message: str, *, retry_after_s: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
 
 
 class ModelResponseError(ModelError):

@@ -24,7 +24,15 @@ from cypherturn.errors import (
     ModelResponseError,
     ModelUnavailableError,
 )
-from cypherturn.models import ChatMessage, OpenAIChatModel, ToolCall, ToolSpec, load_model
+from cypherturn.models import (
+    NO_RETRY,
+    ChatMessage,
+    OpenAIChatModel,
+    RetryPolicy,
+    ToolCall,
+    ToolSpec,
+    load_model,
+)
 
 
 def completion(
@@ -150,12 +158,14 @@ def test_seed_is_omitted_when_not_given_and_key_is_sent(server: ChatServer) -> N
     assert server.headers[0]["authorization"] == "Bearer sk-local"
 
 
-def test_server_error_then_success_is_retried_by_the_sdk(server: ChatServer) -> None:
+def test_server_error_then_success_is_retried(server: ChatServer) -> None:
     server.script = [
         Reply(500, error_body("overloaded", "server_error")),
         Reply(200, completion("RETURN 1")),
     ]
-    model = OpenAIChatModel("test-model", base_url=server.base_url, max_retries=2)
+    model = OpenAIChatModel(
+        "test-model", base_url=server.base_url, retry=RetryPolicy(attempts=3, initial_delay_s=0.0)
+    )
 
     response = model.chat(MESSAGES)
 
@@ -165,10 +175,12 @@ def test_server_error_then_success_is_retried_by_the_sdk(server: ChatServer) -> 
 
 def test_persistent_server_error_is_unavailable_after_retries(server: ChatServer) -> None:
     server.script = [Reply(503, error_body("model is loading", "server_error"))]
-    model = OpenAIChatModel("test-model", base_url=server.base_url, max_retries=1)
+    model = OpenAIChatModel(
+        "test-model", base_url=server.base_url, retry=RetryPolicy(attempts=2, initial_delay_s=0.0)
+    )
 
     with pytest.raises(
-        ModelUnavailableError, match=r"HTTP 503 after 1 retries: .*model is loading"
+        ModelUnavailableError, match=r"HTTP 503: .*model is loading \(gave up after 1 retries\)"
     ):
         model.chat(MESSAGES)
     assert len(server.requests) == 2
@@ -179,7 +191,9 @@ def test_unreachable_port_is_a_clear_unavailable_error() -> None:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     url = f"http://127.0.0.1:{port}/v1"
-    model = OpenAIChatModel("test-model", base_url=url, max_retries=1)
+    model = OpenAIChatModel(
+        "test-model", base_url=url, retry=RetryPolicy(attempts=2, initial_delay_s=0.0)
+    )
 
     with pytest.raises(
         ModelUnavailableError, match=r"cannot connect to .*127\.0\.0\.1.* is the server running"
@@ -189,7 +203,7 @@ def test_unreachable_port_is_a_clear_unavailable_error() -> None:
 
 def test_timeout_is_a_clear_unavailable_error(server: ChatServer) -> None:
     server.script = [Reply(200, completion("RETURN 1"), delay_s=1.0)]
-    model = OpenAIChatModel("test-model", base_url=server.base_url, timeout_s=0.2, max_retries=0)
+    model = OpenAIChatModel("test-model", base_url=server.base_url, timeout_s=0.2, retry=NO_RETRY)
 
     with pytest.raises(ModelUnavailableError, match="within the timeout"):
         model.chat(MESSAGES)
@@ -208,7 +222,7 @@ def test_http_errors_are_mapped(
     server: ChatServer, status: int, kind: str, error: type[Exception], pattern: str
 ) -> None:
     server.script = [Reply(status, error_body("the server says no", kind))]
-    model = OpenAIChatModel("test-model", base_url=server.base_url, max_retries=0)
+    model = OpenAIChatModel("test-model", base_url=server.base_url, retry=NO_RETRY)
 
     with pytest.raises(error, match=pattern):
         model.chat(MESSAGES)
@@ -226,7 +240,7 @@ def test_http_errors_are_mapped(
 )
 def test_malformed_answers_are_response_errors(server: ChatServer, reply: Reply) -> None:
     server.script = [reply]
-    model = OpenAIChatModel("test-model", base_url=server.base_url, max_retries=0)
+    model = OpenAIChatModel("test-model", base_url=server.base_url, retry=NO_RETRY)
 
     with pytest.raises(ModelResponseError):
         model.chat(MESSAGES)
@@ -239,7 +253,7 @@ def test_load_model_reads_the_base_url_from_the_environment(
     monkeypatch.setenv("CYPHERTURN_OPENAI_BASE_URL", server.base_url)
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
 
-    model = load_model("openai:test-model", max_retries=0)
+    model = load_model("openai:test-model", retry=NO_RETRY)
 
     assert model.spec == "openai:test-model"
     assert model.chat(MESSAGES).text == "RETURN 2"

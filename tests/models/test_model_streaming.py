@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from cypherturn.errors import ConfigError, ModelUnavailableError
-from cypherturn.models import ChatMessage, OpenAIChatModel, ReplayChatModel, ToolSpec
+from cypherturn.models import NO_RETRY, ChatMessage, OpenAIChatModel, ReplayChatModel, ToolSpec
 
 MESSAGES = [
     ChatMessage(role="system", content="You write Cypher."),
@@ -175,7 +175,7 @@ def test_streamed_tool_call_fragments_are_assembled(server: StreamServer) -> Non
 def test_a_refused_streaming_request_maps_to_the_same_errors(server: StreamServer) -> None:
     server.status = 404
     server.error = {"error": {"message": "no such model", "type": "invalid_request_error"}}
-    model = OpenAIChatModel("test-model", base_url=server.base_url, max_retries=0)
+    model = OpenAIChatModel("test-model", base_url=server.base_url, retry=NO_RETRY)
 
     with pytest.raises(ModelUnavailableError, match="does not serve model 'test-model'"):
         model.chat(MESSAGES, on_token=lambda piece: None)

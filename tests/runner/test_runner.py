@@ -21,12 +21,12 @@ from cypherturn.models import (
     ChatResponse,
     OpenAIChatModel,
     ReplayChatModel,
+    RetryPolicy,
 )
 from cypherturn.protocols import (
     ActionFormat,
     PromptSet,
     ProtocolSettings,
-    RetryPolicy,
     Variant,
     load_prompts,
 )
@@ -300,10 +300,8 @@ def test_changed_config_is_refused(heroes: GraphEngine, tmp_path: Path) -> None:
 def test_endpoint_500s_then_success(heroes: GraphEngine, tmp_path: Path) -> None:
     script = Script([(500, "overloaded"), (503, "busy"), (200, SUBMIT)])
     with serve(script) as url:
-        model = OpenAIChatModel("mock", base_url=url, max_retries=0)
-        summary = _run(
-            heroes, _sessions(heroes, 1), model, tmp_path / "run", GUIDED, retry=FAST_RETRY
-        )
+        model = OpenAIChatModel("mock", base_url=url, retry=FAST_RETRY)
+        summary = _run(heroes, _sessions(heroes, 1), model, tmp_path / "run", GUIDED)
     assert summary.completed == 1 and summary.infra_failures == []
     assert script.calls == 6  # 2 failures + 4 turns
     assert json.loads((tmp_path / "run" / INFRA_FILE).read_text()) == []
@@ -314,8 +312,8 @@ def test_endpoint_failing_for_good_is_an_infra_failure(heroes: GraphEngine, tmp_
     out = tmp_path / "run"
     script = Script([(200, SUBMIT)] * 4 + [(500, "down")])
     with serve(script) as url:
-        model = OpenAIChatModel("mock", base_url=url, max_retries=0)
-        summary = _run(heroes, sessions, model, out, GUIDED, retry=FAST_RETRY)
+        model = OpenAIChatModel("mock", base_url=url, retry=FAST_RETRY)
+        summary = _run(heroes, sessions, model, out, GUIDED)
     assert summary.completed == 1
     assert [f.session_id for f in summary.infra_failures] == ["heroes-2"]
     assert "HTTP 500" in summary.infra_failures[0].error
@@ -334,11 +332,11 @@ def test_an_infra_failure_resumes_after_its_last_finished_turn(
     out = tmp_path / "run"
     script = Script([(200, SUBMIT)] * 2 + [(500, "down")])
     with serve(script) as url:
-        model = OpenAIChatModel("mock", base_url=url, max_retries=0)
-        failed = _run(heroes, sessions, model, out, GUIDED, retry=FAST_RETRY)
+        model = OpenAIChatModel("mock", base_url=url, retry=FAST_RETRY)
+        failed = _run(heroes, sessions, model, out, GUIDED)
     assert failed.completed == 0 and len(failed.infra_failures) == 1
     later = ReplayChatModel([SUBMIT] * 2, spec="openai:mock")
-    summary = _run(heroes, sessions, later, out, GUIDED, retry=FAST_RETRY)
+    summary = _run(heroes, sessions, later, out, GUIDED)
     assert summary.completed == 1 and summary.turns_kept == 2 and summary.infra_failures == []
     assert len(later.calls) == 2  # turns 3 and 4 only
     records = list(read_jsonl(out / RECORDS_FILE, TurnRecord))

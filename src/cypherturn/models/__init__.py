@@ -1,5 +1,8 @@
 """Chat models behind one interface: OpenAI-compatible endpoints, in-process GGUF, replay.
 
+Transient endpoint failures are retried in this layer, under one
+:class:`RetryPolicy` (:mod:`cypherturn.models._retry`), for every caller.
+
 Local GGUF models are also installable as model packs (``qwen2.5-coder-1.5b``,
 ``qwen2.5-coder-0.5b``, ``smollm2-135m``): see :mod:`cypherturn.models._packs`.
 """
@@ -32,11 +35,13 @@ from cypherturn.models._packs import (
     strongest_installed,
 )
 from cypherturn.models._replay import ReplayChatModel, approximate_tokens
+from cypherturn.models._retry import NO_RETRY, RetryPolicy, call_with_retries
 
 __all__ = [
     "DEFAULT_TEMPERATURE",
     "MODEL_PACKS",
     "MODEL_SCHEMES",
+    "NO_RETRY",
     "CacheState",
     "ChatMessage",
     "ChatModel",
@@ -46,10 +51,12 @@ __all__ = [
     "OpenAIChatModel",
     "PartPackage",
     "ReplayChatModel",
+    "RetryPolicy",
     "ToolCall",
     "ToolSpec",
     "approximate_tokens",
     "cache_state",
+    "call_with_retries",
     "default_model_name",
     "default_model_path",
     "ensure_model_file",

@@ -95,6 +95,8 @@ class ChatResponse(BaseModel):
         prompt_cache: where that state came from: ``memory`` (an earlier call in
             this process) or ``disk`` (the on-disk prefix cache); ``None`` when
             nothing was reused.
+        retries: transient endpoint failures retried before this completion
+            (:class:`cypherturn.models.RetryPolicy`; 0 for in-process models).
     """
 
     text: str
@@ -106,6 +108,7 @@ class ChatResponse(BaseModel):
     tool_calls: list[ToolCall] = Field(default_factory=list)
     cached_prompt_tokens: int = 0
     prompt_cache: Literal["memory", "disk"] | None = None
+    retries: int = 0
 
 
 @runtime_checkable

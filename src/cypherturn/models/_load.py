@@ -76,8 +76,11 @@ def load_model(spec: str, **options: Any) -> ChatModel:
             ``gguf:PATH``, ``openai:NAME`` or ``replay:FILE``.
         **options: keyword options of the model class: for packs, ``default``
             and ``gguf:`` ``n_ctx`` and ``extra_buffer_types``; for ``openai:``
-            ``base_url``, ``api_key``, ``timeout_s`` and ``max_retries``; none
-            for ``replay:``.
+            ``base_url``, ``api_key``, ``timeout_s`` and ``retry`` (a
+            :class:`~cypherturn.models.RetryPolicy`; by default every
+            ``openai:`` model retries transient failures under ``RetryPolicy()``,
+            the one retry mechanism of cypherturn); none for ``replay:``. Local
+            models are never retried: their failures do not pass.
 
     Returns:
         The model (a :class:`ChatModel`). A pack's model (also through

@@ -18,6 +18,7 @@ from cypherturn.errors import (
     ConfigError,
     ContextLengthError,
     ModelResponseError,
+    ModelTransientError,
     ModelUnavailableError,
 )
 from cypherturn.models._base import (
@@ -27,10 +28,10 @@ from cypherturn.models._base import (
     ToolCall,
     ToolSpec,
 )
+from cypherturn.models._retry import RetryPolicy, call_with_retries
 
 __all__ = [
     "BASE_URL_ENV_VARS",
-    "DEFAULT_MAX_RETRIES",
     "DEFAULT_TIMEOUT_S",
     "LOCAL_API_KEY",
     "OpenAIChatModel",
@@ -44,8 +45,8 @@ BASE_URL_ENV_VARS = ("CYPHERTURN_OPENAI_BASE_URL", "OPENAI_BASE_URL")
 DEFAULT_TIMEOUT_S = 120.0
 """Timeout of one HTTP request, seconds (each retry gets its own)."""
 
-DEFAULT_MAX_RETRIES = 2
-"""Retries the openai SDK makes, with its exponential backoff, on connection errors, 408, 409, 429 and 5xx."""
+_TRANSIENT_STATUS = frozenset({408, 409, 429})
+"""HTTP statuses below 500 that may pass (the set the openai SDK itself retries)."""
 
 LOCAL_API_KEY = "not-needed"
 """Key sent when a base URL is set but no key is: local servers accept any key, the SDK insists on one."""
@@ -79,6 +80,17 @@ def _wire(message: ChatMessage) -> dict[str, Any]:
     return out
 
 
+def _retry_after_s(error: openai.APIStatusError) -> float | None:
+    """The wait an error response asks for (``retry-after-ms`` or ``retry-after`` in seconds)."""
+    headers = error.response.headers
+    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
+        try:
+            return max(0.0, float(headers[name]) * scale)
+        except (KeyError, ValueError):
+            continue
+    return None
+
+
 def _tool_calls(message: Any) -> list[ToolCall]:
     calls: list[ToolCall] = []
     for number, raw in enumerate(getattr(message, "tool_calls", None) or []):
@@ -101,10 +113,15 @@ def _tool_calls(message: Any) -> list[ToolCall]:
 class OpenAIChatModel:
     """A model served by an OpenAI-compatible chat-completions endpoint (spec ``openai:NAME``).
 
-    Retries, backoff and timeouts are the openai SDK's own. After the SDK gives
-    up, an unreachable endpoint, a rejected key, an unknown model, rate limiting
-    or a server error (5xx) raise :class:`ModelUnavailableError`; other refusals
-    and answers without a completion raise :class:`ModelResponseError`.
+    Timeouts are the openai SDK's; retries are the model layer's one policy
+    (:class:`~cypherturn.models.RetryPolicy`; the SDK's own are switched off):
+    connection errors, timeouts, HTTP 408/409/429 and 5xx are retried with
+    backoff, honouring ``Retry-After``, and raise :class:`ModelTransientError`
+    when the policy gives up. A rejected key or an unknown model raise
+    :class:`ModelUnavailableError` at once; other refusals and answers without a
+    completion raise :class:`ModelResponseError` at once. A streamed call that
+    fails after it has passed tokens on is not retried (the tokens cannot be
+    taken back).
 
     Args:
         model: the model name the endpoint serves (the part after ``openai:``).
@@ -113,8 +130,8 @@ class OpenAIChatModel:
             default (api.openai.com).
         api_key: defaults to ``$OPENAI_API_KEY``; when unset and a base URL is
             given, a placeholder is sent (local servers ignore it).
-        timeout_s: timeout of each HTTP request, seconds.
-        max_retries: retries made by the SDK before an error is raised.
+        timeout_s: timeout of each HTTP request, seconds (each retry gets its own).
+        retry: the retry policy (default :class:`RetryPolicy` ()).
 
     Raises:
         ConfigError: the model name is empty.
@@ -128,7 +145,7 @@ class OpenAIChatModel:
         base_url: str | None = None,
         api_key: str | None = None,
         timeout_s: float = DEFAULT_TIMEOUT_S,
-        max_retries: int = DEFAULT_MAX_RETRIES,
+        retry: RetryPolicy | None = None,
     ) -> None:
         if not model:
             raise ConfigError("an OpenAI-compatible model needs a name: openai:NAME")
@@ -144,9 +161,9 @@ class OpenAIChatModel:
                     f"(--base-url or ${BASE_URL_ENV_VARS[0]}) for a local server"
                 )
             key = LOCAL_API_KEY
-        self._max_retries = max_retries
+        self._retry = retry or RetryPolicy()
         self._client = openai.OpenAI(
-            api_key=key, base_url=self._base_url, timeout=timeout_s, max_retries=max_retries
+            api_key=key, base_url=self._base_url, timeout=timeout_s, max_retries=0
         )
 
     @property
@@ -158,6 +175,11 @@ class OpenAIChatModel:
     def base_url(self) -> str:
         """The endpoint URL the SDK talks to."""
         return str(self._client.base_url)
+
+    @property
+    def retry(self) -> RetryPolicy:
+        """The retry policy of every call."""
+        return self._retry
 
     @property
     def supports_grammar(self) -> bool:
@@ -195,14 +217,16 @@ class OpenAIChatModel:
                 ``ChatCompletionStreamState`` into the same response.
 
         Returns:
-            The completion; ``latency_s`` is the wall time including SDK retries;
-            ``tool_calls`` holds the calls the model made (arguments as sent,
-            unvalidated).
+            The completion; ``latency_s`` is the wall time including retries and
+            their waits, ``retries`` how many retries it took; ``tool_calls`` holds
+            the calls the model made (arguments as sent, unvalidated).
 
         Raises:
             ConfigError: a grammar was given.
-            ModelUnavailableError: the endpoint is unreachable, rejects the key,
-                does not serve the model, rate-limits, or keeps failing with 5xx.
+            ModelTransientError: the endpoint stayed unreachable, timed out,
+                rate-limited or failed with 5xx through every retry.
+            ModelUnavailableError: the endpoint rejects the key or does not serve
+                the model.
             ModelResponseError: the endpoint refused the request (other 4xx) or
                 answered without a completion text.
         """
@@ -223,25 +247,48 @@ class OpenAIChatModel:
         }
         started = time.perf_counter()
         try:
-            # The SDK's documented generic `post` (same retries, timeouts and error
-            # types as `chat.completions.create`) skips create's recursive TypedDict
+            completion, retries = call_with_retries(
+                self._retry, lambda: self._attempt(body, on_token), label=self.spec
+            )
+        except ModelTransientError as e:
+            raise ModelTransientError(
+                f"{e} (gave up after {self._retry.retries} retries)",
+                retry_after_s=e.retry_after_s,
+            ) from e
+        latency = time.perf_counter() - started
+        return self._response(completion, latency).model_copy(update={"retries": retries})
+
+    def _attempt(self, body: dict[str, Any], on_token: Callable[[str], None] | None) -> Any:
+        """One request; the SDK's errors mapped to ours (transient ones as :class:`ModelTransientError`)."""
+        passed_on = False
+
+        def forward(piece: str) -> None:
+            nonlocal passed_on
+            passed_on = True
+            assert on_token is not None
+            on_token(piece)
+
+        try:
+            # The SDK's documented generic `post` (same timeouts and error types as
+            # `chat.completions.create`) skips create's recursive TypedDict
             # transform of the messages, which our plain dicts do not need: 28% of the
             # benchmark runner's CPU per call (benchmarks/bench_harness_overhead.py).
-            completion = (
+            return (
                 self._client.post("/chat/completions", body=body, cast_to=ChatCompletion)
                 if on_token is None
-                else self._streamed(body, on_token)
+                else self._streamed(body, forward)
             )
-        except openai.APITimeoutError as e:
-            raise ModelUnavailableError(
-                f"{self.spec}: no answer from {self.base_url} within the timeout "
-                f"after {self._max_retries} retries"
-            ) from e
-        except openai.APIConnectionError as e:
-            raise ModelUnavailableError(
-                f"{self.spec}: cannot connect to {self.base_url} after {self._max_retries} "
-                f"retries ({e.__cause__ or e}); is the server running?"
-            ) from e
+        except (openai.APITimeoutError, openai.APIConnectionError) as e:
+            timed_out = isinstance(e, openai.APITimeoutError)
+            message = (
+                f"{self.spec}: no answer from {self.base_url} within the timeout"
+                if timed_out
+                else f"{self.spec}: cannot connect to {self.base_url} "
+                f"({e.__cause__ or e}); is the server running?"
+            )
+            if passed_on:
+                raise ModelUnavailableError(f"{message}, in the middle of a stream") from e
+            raise ModelTransientError(message) from e
         except (openai.AuthenticationError, openai.PermissionDeniedError) as e:
             raise ModelUnavailableError(
                 f"{self.spec}: {self.base_url} rejected the API key (HTTP {e.status_code}): "
@@ -253,10 +300,10 @@ class OpenAIChatModel:
                 f"(HTTP 404): {e.message}"
             ) from e
         except openai.APIStatusError as e:
-            if e.status_code >= 500 or e.status_code == 429:
-                raise ModelUnavailableError(
-                    f"{self.spec}: {self.base_url} failed with HTTP {e.status_code} after "
-                    f"{self._max_retries} retries: {e.message}"
+            if e.status_code >= 500 or e.status_code in _TRANSIENT_STATUS:
+                raise ModelTransientError(
+                    f"{self.spec}: {self.base_url} failed with HTTP {e.status_code}: {e.message}",
+                    retry_after_s=_retry_after_s(e),
                 ) from e
             if e.status_code == 400 and _CONTEXT_LENGTH.search(str(e.message)):
                 raise ContextLengthError(
@@ -275,8 +322,6 @@ class OpenAIChatModel:
             raise ModelResponseError(
                 f"{self.spec}: malformed answer from {self.base_url}: {e.message}"
             ) from e
-        latency = time.perf_counter() - started
-        return self._response(completion, latency)
 
     def _streamed(self, body: dict[str, Any], on_token: Callable[[str], None]) -> Any:
         """Post a streaming request; pass content deltas on; the assembled completion (``None``: no chunk).

@@ -31,7 +31,6 @@ from cypherturn.protocols._loop import (
     AskHandler,
     LoopResult,
     ModelCaller,
-    RetryPolicy,
     StepSink,
     run_action_loop,
 )
@@ -69,7 +68,6 @@ __all__ = [
     "PromptSet",
     "ProtocolName",
     "ProtocolSettings",
-    "RetryPolicy",
     "SessionEnv",
     "StepSink",
     "TurnOutcome",

@@ -1,4 +1,4 @@
-"""The action loop shared by both protocols, and model calls with retries (CypherTurn App. D.5).
+"""The action loop shared by both protocols (CypherTurn App. D.5).
 
 One step = one model call, one parsed action, one observation; every step costs
 one unit, an unparseable reply included. With native tool calling the action is
@@ -7,13 +7,15 @@ message answering it; a reply without a tool call is read as text.
 SUBMIT_ANSWER ends the loop (only the first counts); when the units run out
 first, the prediction falls back to the last EXECUTE_CYPHER payload of the
 turn, or ``None``.
+
+Transient endpoint failures are retried by the model layer
+(:class:`cypherturn.models.RetryPolicy`), not here.
 """
 
 from __future__ import annotations
 
 import logging
 import math
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -27,7 +29,7 @@ from cypherturn.agent import (
     parse_tool_call,
     split_reasoning,
 )
-from cypherturn.errors import ContextLengthError, ModelUnavailableError
+from cypherturn.errors import ContextLengthError
 from cypherturn.metrics import Action
 from cypherturn.models import ChatMessage, ChatModel, ChatResponse, ToolCall, ToolSpec
 
@@ -36,7 +38,6 @@ __all__ = [
     "AskHandler",
     "LoopResult",
     "ModelCaller",
-    "RetryPolicy",
     "StepSink",
     "run_action_loop",
     "turn_end",
@@ -50,41 +51,13 @@ StepSink = Callable[[ActionStep], None]
 """Receives every step as soon as it is taken (the runner appends it to the log)."""
 
 
-@dataclass(frozen=True, slots=True)
-class RetryPolicy:
-    """Retries of transient endpoint failures (connection errors, 5xx, 429, timeouts).
-
-    Attributes:
-        attempts: calls made at most (first call included).
-        initial_delay_s: wait before the first retry, seconds.
-        factor: multiplier of the wait after each retry.
-        max_delay_s: longest wait, seconds.
-    """
-
-    attempts: int = 4
-    initial_delay_s: float = 2.0
-    factor: float = 2.0
-    max_delay_s: float = 30.0
-
-    def delays(self) -> list[float]:
-        """The waits before retries 1..attempts-1, seconds."""
-        return [
-            min(self.max_delay_s, self.initial_delay_s * self.factor**i)
-            for i in range(self.attempts - 1)
-        ]
-
-
 class ModelCaller:
-    """Calls a chat model with fixed sampling settings, retrying transient failures.
+    """Calls a chat model with fixed sampling settings.
 
     Args:
-        model: the chat model.
+        model: the chat model (it retries its own transient failures).
         temperature / max_tokens / seed: sampling settings of every call.
-        retry: the retry policy for :class:`ModelUnavailableError`.
         tools: offered on every call (native tool calling); ``None`` for text-format actions.
-
-    The SDK's own retries come first; these are a second, slower layer for
-    outages that outlast them. :class:`ModelResponseError` is not retried.
     """
 
     def __init__(
@@ -94,7 +67,6 @@ class ModelCaller:
         temperature: float,
         max_tokens: int,
         seed: int | None,
-        retry: RetryPolicy | None = None,
         tools: Sequence[ToolSpec] | None = None,
     ) -> None:
         self.model = model
@@ -102,33 +74,22 @@ class ModelCaller:
         self._temperature = temperature
         self._max_tokens = max_tokens
         self._seed = seed
-        self._retry = retry or RetryPolicy()
 
     def __call__(self, messages: list[ChatMessage]) -> ChatResponse:
         """Complete a chat.
 
         Raises:
-            ModelUnavailableError: every attempt failed (an infrastructure failure).
+            ModelUnavailableError: the model failed for good (an infrastructure
+                failure; transient ones only after the model's own retries).
             ModelResponseError: the endpoint answered without a usable completion.
         """
-        waits = iter(self._retry.delays())
-        retry = 0
-        while True:
-            try:
-                return self.model.chat(
-                    messages,
-                    temperature=self._temperature,
-                    max_tokens=self._max_tokens,
-                    seed=self._seed,
-                    tools=self.tools,
-                )
-            except ModelUnavailableError as e:
-                wait = next(waits, None)
-                if wait is None:
-                    raise
-                retry += 1
-                logger.warning("%s: %s; retry %d in %.1f s", self.model.spec, e, retry, wait)
-                time.sleep(wait)
+        return self.model.chat(
+            messages,
+            temperature=self._temperature,
+            max_tokens=self._max_tokens,
+            seed=self._seed,
+            tools=self.tools,
+        )
 
 
 @dataclass(slots=True)

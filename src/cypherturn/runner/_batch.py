@@ -40,7 +40,6 @@ from cypherturn.protocols import (
     ActionFormat,
     PromptSet,
     ProtocolSettings,
-    RetryPolicy,
     load_prompts,
 )
 from cypherturn.runner._log import (
@@ -289,7 +288,6 @@ def run_benchmark(
     sim_model: ChatModel | None = None,
     concurrency: int = 1,
     prompts: PromptSet | None = None,
-    retry: RetryPolicy | None = None,
     on_session: Callable[[SessionResult], None] | None = None,
     on_turn: Callable[[TurnRecord], None] | None = None,
 ) -> RunSummary:
@@ -305,7 +303,6 @@ def run_benchmark(
         sim_model: the user simulator's model (default: ``model``).
         concurrency: sessions played at once (threads).
         prompts: the prompt set (default: the packaged current version).
-        retry: retry policy for transient endpoint failures.
         on_session: called (from a worker thread, serialised) after each session,
             resumed ones included.
         on_turn: called from the worker threads, not serialised, with each turn's
@@ -378,7 +375,6 @@ def run_benchmark(
             prompts=prompts,
             log_path=log_path(out_dir, session.session_id),
             config_digest=digest,
-            retry=retry,
             resume=kept[session.session_id],
             on_turn=on_turn,
         )

@@ -22,7 +22,6 @@ from cypherturn.protocols import (
     ModelCaller,
     PromptSet,
     ProtocolSettings,
-    RetryPolicy,
     SessionEnv,
     TurnOutcome,
     load_prompts,
@@ -163,13 +162,12 @@ def run_session(
     prompts: PromptSet | None = None,
     log_path: Path | None = None,
     config_digest: str = "",
-    retry: RetryPolicy | None = None,
     resume: Sequence[FinishedTurn] = (),
     on_turn: Callable[[TurnRecord], None] | None = None,
 ) -> SessionResult:
     """Play one session under a protocol and log every action as it happens.
 
-    Infrastructure failures (the endpoint still failing after retries, a
+    Infrastructure failures (the endpoint still failing after the model's retries, a
     malformed endpoint answer, an unreachable engine) end the session with
     status ``infra_failure`` and no records: they are never scored as model errors.
 
@@ -189,7 +187,6 @@ def run_session(
         prompts: the prompt set (default: the packaged current version).
         log_path: where to write the session log (``None``: no log).
         config_digest: digest of the run configuration, recorded in the log.
-        retry: retry policy for transient endpoint failures.
         resume: the turns an interrupted run of this session finished, in order.
         on_turn: called with each played turn's record once it is logged.
 
@@ -259,7 +256,6 @@ def run_session(
                 temperature=settings.temperature,
                 max_tokens=settings.max_tokens,
                 seed=settings.seed,
-                retry=retry,
                 tools=tool_definitions() if settings.action_format is ActionFormat.TOOLS else None,
             ),
             executor=executor,
