@@ -78,7 +78,7 @@ def test_get_strategy_by_name(name: str) -> None:
 
 def test_unknown_strategy_lists_the_valid_names() -> None:
     assert STRATEGY_NAMES == ("single", "is", "ras", "ras+")
-    with pytest.raises(ConfigError, match=r"choose one of: single, is, ras, ras\+ \(or ras\+:<parts>\)"):
+    with pytest.raises(ConfigError, match=r"known: single, is, ras, ras\+ \(or ras\+:<parts>\)"):
         get_strategy("beam")
 
 

@@ -44,7 +44,7 @@ from cypherturn.graph import GraphEngine
 from cypherturn.metrics import QerEpisode, read_run
 from cypherturn.models import load_model
 from cypherturn.reports import ReportFormat, build_report, to_rich, write_report
-from cypherturn.strategies import PROMPT_VERSION, STRATEGY_NAMES, get_strategy
+from cypherturn.strategies import PROMPT_VERSION, get_strategy, strategy_names
 
 __all__ = ["qer_app"]
 
@@ -77,7 +77,7 @@ def _strategies(text: str) -> list[str]:
     """
     names = [n.strip() for n in text.split(",") if n.strip()]
     if not names:
-        raise ConfigError(f"no strategy given; choose from {', '.join(STRATEGY_NAMES)}")
+        raise ConfigError(f"no strategy given; choose from {', '.join(strategy_names())}")
     # The strategy's own name, which episodes record: resuming matches episodes by it.
     return [
         get_strategy(

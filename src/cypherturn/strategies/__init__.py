@@ -2,7 +2,8 @@
 
 ``get_strategy(name).run(model, engine, question, schema_text, config)`` answers
 one question with at most ``config.budget`` generate-extract-execute attempts
-(RAS paper, Algorithms 1 and 2) and returns a :class:`StrategyResult`.
+(RAS paper, Algorithms 1 and 2) and returns a :class:`StrategyResult`. A new
+strategy is registered by name with :func:`register_strategy`.
 """
 
 from cypherturn.strategies._examples import FewShotExample, grounded_examples, schema_examples
@@ -27,10 +28,14 @@ from cypherturn.strategies._records import (
 from cypherturn.strategies._scaling import (
     EMPTY_EXTRACTION_MESSAGE,
     GROUNDED,
+    STRATEGIES,
     STRATEGY_NAMES,
     Strategy,
+    StrategyFactory,
     TokenCallback,
     get_strategy,
+    register_strategy,
+    strategy_names,
 )
 
 __all__ = [
@@ -41,6 +46,7 @@ __all__ = [
     "NOTES_HEADER",
     "PROMPT_VERSION",
     "RESULT_SCHEMA_VERSION",
+    "STRATEGIES",
     "STRATEGY_NAMES",
     "Attempt",
     "FewShotExample",
@@ -49,6 +55,7 @@ __all__ = [
     "PromptSet",
     "Strategy",
     "StrategyConfig",
+    "StrategyFactory",
     "StrategyResult",
     "TokenCallback",
     "Verdict",
@@ -58,5 +65,7 @@ __all__ = [
     "grounded_examples",
     "load_prompts",
     "looks_empty",
+    "register_strategy",
     "schema_examples",
+    "strategy_names",
 ]

@@ -6,6 +6,10 @@ context C0 = (x, S), ``ras`` appends each failed query q_t and the engine's
 message m_t (with a corrective instruction) before the next attempt.
 They talk to the model only through :meth:`ChatModel.chat` and to the graph
 only through :meth:`GraphEngine.execute`.
+
+Strategies are found by name in a registry (:func:`register_strategy`,
+:func:`get_strategy`); the built-ins (``single``, ``is``, ``ras``, ``ras+``)
+register themselves at import.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol, runtime_checkable
 
+from cypherturn._registry import Registry
 from cypherturn.errors import ConfigError, ErrorClass, QueryError
 from cypherturn.graph import GraphEngine, QueryResult
 from cypherturn.models import ChatMessage, ChatModel, ChatResponse
@@ -24,7 +29,17 @@ from cypherturn.strategies._extract import extract_cypher
 from cypherturn.strategies._prompts import PromptSet, load_prompts
 from cypherturn.strategies._records import Attempt, StrategyConfig, StrategyResult
 
-__all__ = ["EMPTY_EXTRACTION_MESSAGE", "STRATEGY_NAMES", "Strategy", "TokenCallback", "get_strategy"]
+__all__ = [
+    "EMPTY_EXTRACTION_MESSAGE",
+    "STRATEGIES",
+    "STRATEGY_NAMES",
+    "Strategy",
+    "StrategyFactory",
+    "TokenCallback",
+    "get_strategy",
+    "register_strategy",
+    "strategy_names",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -199,48 +214,101 @@ def _feedback(prompts: PromptSet, attempt: Attempt) -> list[ChatMessage]:
     return prompts.feedback_turn(shown, attempt.error_message or "")
 
 
-_STRATEGIES: dict[str, _ScalingStrategy] = {
-    "single": _ScalingStrategy(name="single", reflect=False, single_pass=True),
-    "is": _ScalingStrategy(name="is", reflect=False),
-    "ras": _ScalingStrategy(name="ras", reflect=True),
-}
+class StrategyFactory(Protocol):
+    """Builds a registered strategy: ``factory(options, on_token=...)``.
+
+    ``options`` is the text after ``NAME:`` in a strategy name (``ras+:check,values``
+    gives ``"check,values"``), ``None`` when the name has no ``:``. A factory that
+    takes no options raises :class:`ConfigError` for any; the strategy it returns
+    names itself in results (``Strategy.name``).
+    """
+
+    def __call__(self, options: str | None, *, on_token: TokenCallback | None) -> Strategy:
+        """The strategy; ConfigError for options it does not take."""
+        ...
+
+
+STRATEGIES: Registry[StrategyFactory] = Registry("strategy")
+"""Every strategy by name: the built-ins, then those added by :func:`register_strategy`."""
+
+
+def register_strategy(name: str, factory: StrategyFactory, *, replace: bool = False) -> None:
+    """Make a strategy available by name to :func:`get_strategy` (and so to the API and CLI).
+
+    Args:
+        name: the name (no ``:``; the part after one goes to the factory as options).
+        factory: builds the strategy (:class:`StrategyFactory`).
+        replace: allow replacing a registered strategy of that name.
+
+    Raises:
+        ConfigError: the name is empty or holds ``:``, or is taken and ``replace`` is false.
+    """
+    if ":" in name:
+        raise ConfigError(f"a strategy name holds no ':', not {name!r}")
+    STRATEGIES.register(name, factory, replace=replace)
+
+
+def strategy_names() -> tuple[str, ...]:
+    """The registered strategy names, in registration order (built-ins first)."""
+    return STRATEGIES.names()
+
+
+def _scaling(strategy: _ScalingStrategy) -> StrategyFactory:
+    def build(options: str | None, *, on_token: TokenCallback | None) -> Strategy:
+        if options is not None:
+            raise ConfigError(f"strategy {strategy.name!r} takes no options, not {options!r}")
+        return replace(strategy, on_token=on_token)
+
+    return build
+
+
+def _grounded(options: str | None, *, on_token: TokenCallback | None) -> Strategy:
+    """``ras+`` (every part on) or ``ras+:<part>,<part>`` (only those parts)."""
+    from cypherturn.strategies._grounded import GroundedStrategy
+    from cypherturn.strategies._records import GroundingParts
+
+    if options is None:
+        return GroundedStrategy(GroundingParts(), on_token=on_token)
+    parts = [p.strip() for p in options.split(",") if p.strip()]
+    return GroundedStrategy(GroundingParts.only(parts), on_token=on_token)
+
 
 GROUNDED = "ras+"
 """Name of the grounded strategy; ``ras+:<part>,<part>`` turns on only the listed parts."""
 
-STRATEGY_NAMES = (*_STRATEGIES, GROUNDED)
-"""Names :func:`get_strategy` accepts (plus the ``ras+:<parts>`` forms)."""
+register_strategy(
+    "single", _scaling(_ScalingStrategy(name="single", reflect=False, single_pass=True))
+)
+register_strategy("is", _scaling(_ScalingStrategy(name="is", reflect=False)))
+register_strategy("ras", _scaling(_ScalingStrategy(name="ras", reflect=True)))
+register_strategy(GROUNDED, _grounded)
+
+STRATEGY_NAMES = strategy_names()
+"""The built-in strategy names (plus the ``ras+:<parts>`` forms); :func:`strategy_names`
+also lists those registered later."""
 
 
 def get_strategy(name: str, *, on_token: TokenCallback | None = None) -> Strategy:
-    """The strategy with this name.
+    """The strategy with this name, from the registry.
 
     Args:
-        name: ``single`` (one attempt), ``is`` (Independent Scaling, Algorithm 1),
-            ``ras`` (Reflection-Augmented Scaling, Algorithm 2), ``ras+`` (RAS
-            grounded in the schema and the data, every part on) or
-            ``ras+:<part>[,<part>...]`` with only the listed parts on (parts:
-            ``check``, ``values``, ``repair``, ``grammar``, ``select``, ``feedback``).
+        name: a registered name, or ``NAME:<options>`` for a strategy that takes
+            options. Built-ins: ``single`` (one attempt), ``is`` (Independent
+            Scaling, Algorithm 1), ``ras`` (Reflection-Augmented Scaling,
+            Algorithm 2), ``ras+`` (RAS grounded in the schema and the data,
+            every part on) or ``ras+:<part>[,<part>...]`` with only the listed
+            parts on (parts: ``check``, ``values``, ``repair``, ``grammar``,
+            ``select``, ``feedback``, ...).
         on_token: called with each generated piece of text, for streaming display.
 
     Returns:
         The strategy.
 
     Raises:
-        ConfigError: unknown name or ras+ part.
+        ConfigError: unknown name (the message lists the registered ones), or
+            options the strategy does not take (an unknown ras+ part).
     """
-    from cypherturn.strategies._grounded import GroundedStrategy
-    from cypherturn.strategies._records import GroundingParts
-
-    if name == GROUNDED:
-        return GroundedStrategy(GroundingParts(), on_token=on_token)
-    if name.startswith(GROUNDED + ":"):
-        parts = [p.strip() for p in name.removeprefix(GROUNDED + ":").split(",") if p.strip()]
-        return GroundedStrategy(GroundingParts.only(parts), on_token=on_token)
-    try:
-        return replace(_STRATEGIES[name], on_token=on_token)
-    except KeyError:
-        raise ConfigError(
-            f"unknown strategy {name!r}; choose one of: {', '.join(STRATEGY_NAMES)} "
-            f"(or {GROUNDED}:<parts>)"
-        ) from None
+    base, sep, options = name.partition(":")
+    if base not in STRATEGIES:
+        raise STRATEGIES.unknown(name, f" (or {GROUNDED}:<parts>)")
+    return STRATEGIES.get(base)(options if sep else None, on_token=on_token)
