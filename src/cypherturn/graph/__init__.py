@@ -8,7 +8,14 @@ from cypherturn.graph._guard import find_write_clause
 from cypherturn.graph._introspect import cypher_name, render_schema_prompt
 from cypherturn.graph._load import quote_name
 from cypherturn.graph._neo4j import Neo4jEngine
-from cypherturn.graph._open import embedded_server, open_engine
+from cypherturn.graph._open import (
+    ENGINE_SCHEMES,
+    EngineOpener,
+    EngineOptions,
+    embedded_server,
+    open_engine,
+    register_engine_scheme,
+)
 from cypherturn.graph._result import QueryResult
 from cypherturn.graph._schema import (
     GraphSchema,
@@ -21,7 +28,10 @@ from cypherturn.graph._values import to_plain
 __all__ = [
     "DEFAULT_ROW_CAP",
     "DEFAULT_TIMEOUT_S",
+    "ENGINE_SCHEMES",
     "EmbeddedFalkorDB",
+    "EngineOpener",
+    "EngineOptions",
     "FalkorDBEngine",
     "GraphData",
     "GraphEngine",
@@ -40,6 +50,7 @@ __all__ = [
     "find_write_clause",
     "open_engine",
     "quote_name",
+    "register_engine_scheme",
     "render_schema_prompt",
     "to_plain",
 ]

@@ -15,12 +15,18 @@ Accepted forms of ``url``:
 A ``#graph`` fragment names the graph when the ``graph`` argument is omitted,
 which is how :attr:`GraphEngine.spec` strings (``falkordb://host:6379#pole``)
 reopen the same engine.
+
+Each URL scheme is an entry of a registry (:func:`register_engine_scheme`);
+the forms above register themselves here, and a new engine adds its scheme the
+same way.
 """
 
 from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
@@ -29,13 +35,21 @@ import neo4j
 import neo4j.exceptions
 import redis
 
+from cypherturn._registry import Registry
 from cypherturn.errors import ConfigError, EngineConnectionError
 from cypherturn.graph._embedded import EmbeddedFalkorDB, default_data_dir
 from cypherturn.graph._engine import DEFAULT_ROW_CAP, DEFAULT_TIMEOUT_S, GraphEngine
 from cypherturn.graph._falkordb import FalkorDBEngine
 from cypherturn.graph._neo4j import Neo4jEngine
 
-__all__ = ["embedded_server", "open_engine"]
+__all__ = [
+    "ENGINE_SCHEMES",
+    "EngineOpener",
+    "EngineOptions",
+    "embedded_server",
+    "open_engine",
+    "register_engine_scheme",
+]
 
 _CONNECT_TIMEOUT_S = 5.0
 _FALKORDB_SCHEMES = {
@@ -46,7 +60,51 @@ _FALKORDB_SCHEMES = {
     "falkordbs": "rediss",
     "falkors": "rediss",
 }
-_BOLT_SCHEMES = {"bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc"}
+_BOLT_SCHEMES = ("bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc")
+
+
+@dataclass(frozen=True, slots=True)
+class EngineOptions:
+    """What :func:`open_engine` passes every opener besides the URL and the graph.
+
+    Attributes:
+        data_dir: the embedded server's data directory (``None``: the default).
+        timeout_s: default ``execute`` timeout, seconds.
+        row_cap: default ``execute`` row cap.
+    """
+
+    data_dir: str | os.PathLike[str] | None = None
+    timeout_s: float = DEFAULT_TIMEOUT_S
+    row_cap: int = DEFAULT_ROW_CAP
+
+
+EngineOpener = Callable[[str, str, EngineOptions], GraphEngine]
+"""``opener(url, graph, options) -> GraphEngine``: ``url`` without its ``#graph`` fragment.
+
+Raises ConfigError for a malformed URL and EngineConnectionError for a server it
+cannot reach; the engine's ``spec`` should reopen it (without secrets).
+"""
+
+ENGINE_SCHEMES: Registry[EngineOpener] = Registry("graph engine URL scheme")
+"""Every URL scheme :func:`open_engine` accepts, with its opener (``embedded`` included)."""
+
+
+def register_engine_scheme(scheme: str, opener: EngineOpener, *, replace: bool = False) -> None:
+    """Make :func:`open_engine` open ``scheme://...`` URLs with ``opener``.
+
+    Args:
+        scheme: the URL scheme, lower case (``falkordb``, ``bolt+s``, ...).
+        opener: builds the engine (:data:`EngineOpener`).
+        replace: allow replacing the opener of a registered scheme.
+
+    Raises:
+        ConfigError: the scheme is empty or not lower case, or taken and
+            ``replace`` is false.
+    """
+    if scheme != scheme.lower():
+        raise ConfigError(f"an engine URL scheme is lower case, not {scheme!r}")
+    ENGINE_SCHEMES.register(scheme, opener, replace=replace)
+
 
 _servers: dict[Path, EmbeddedFalkorDB] = {}
 _servers_lock = threading.Lock()
@@ -81,14 +139,12 @@ def _split_graph(url: str, graph: str | None) -> tuple[str, str]:
     return base, name
 
 
-def _open_embedded(
-    base: str, graph: str, data_dir: str | os.PathLike[str] | None, timeout_s: float, row_cap: int
-) -> FalkorDBEngine:
+def _open_embedded(base: str, graph: str, options: EngineOptions) -> FalkorDBEngine:
     location = base[len("embedded:") :] if base.startswith("embedded:") else ""
     directory = (
         Path(location).expanduser()
         if location
-        else (Path(data_dir) if data_dir is not None else None)
+        else (Path(options.data_dir) if options.data_dir is not None else None)
     )
     server = embedded_server(directory)
     spec = (
@@ -106,13 +162,13 @@ def _open_embedded(
         client,
         graph,
         spec=spec,
-        timeout_s=timeout_s,
-        row_cap=row_cap,
+        timeout_s=options.timeout_s,
+        row_cap=options.row_cap,
         where=f"embedded server {server.host}:{server.port}",
     )
 
 
-def _open_falkordb(base: str, graph: str, timeout_s: float, row_cap: int) -> FalkorDBEngine:
+def _open_falkordb(base: str, graph: str, options: EngineOptions) -> FalkorDBEngine:
     parts = urlsplit(base)
     scheme = _FALKORDB_SCHEMES[parts.scheme]
     try:
@@ -142,11 +198,11 @@ def _open_falkordb(base: str, graph: str, timeout_s: float, row_cap: int) -> Fal
         raise EngineConnectionError(f"FalkorDB at {where} refused the connection: {e}") from e
     spec = f"{parts.scheme}://{where}#{graph}"
     return FalkorDBEngine(
-        client, graph, spec=spec, timeout_s=timeout_s, row_cap=row_cap, where=where
+        client, graph, spec=spec, timeout_s=options.timeout_s, row_cap=options.row_cap, where=where
     )
 
 
-def _open_neo4j(base: str, graph: str, timeout_s: float, row_cap: int) -> Neo4jEngine:
+def _open_neo4j(base: str, graph: str, options: EngineOptions) -> Neo4jEngine:
     parts = urlsplit(base)
     try:
         host, port = parts.hostname or "localhost", parts.port or 7687
@@ -173,7 +229,17 @@ def _open_neo4j(base: str, graph: str, timeout_s: float, row_cap: int) -> Neo4jE
     except ValueError as e:
         raise ConfigError(f"bad Bolt URL {base!r}: {e}") from e
     spec = f"{parts.scheme}://{user}@{host}:{port}#{graph}"
-    return Neo4jEngine(driver, graph, spec=spec, timeout_s=timeout_s, row_cap=row_cap)
+    return Neo4jEngine(
+        driver, graph, spec=spec, timeout_s=options.timeout_s, row_cap=options.row_cap
+    )
+
+
+register_engine_scheme("embedded", _open_embedded)
+for _scheme in _FALKORDB_SCHEMES:
+    register_engine_scheme(_scheme, _open_falkordb)
+for _scheme in _BOLT_SCHEMES:
+    register_engine_scheme(_scheme, _open_neo4j)
+_BUILT_IN_SCHEMES = frozenset(ENGINE_SCHEMES.names())
 
 
 def open_engine(
@@ -188,8 +254,9 @@ def open_engine(
 
     Args:
         url: ``None``/``"embedded"``/``"embedded:DIR"``, a ``falkordb://`` or
-            ``redis://`` URL, or a ``bolt://``/``neo4j://`` URL (see module doc);
-            a ``#graph`` fragment may name the graph.
+            ``redis://`` URL, a ``bolt://``/``neo4j://`` URL (see module doc), or
+            a URL of a scheme added with :func:`register_engine_scheme`; a
+            ``#graph`` fragment may name the graph.
         graph: the graph (FalkorDB key) or Neo4j database; overrides the fragment.
         data_dir: the embedded server's data directory (ignored for URLs).
         timeout_s: default ``execute`` timeout, seconds (default 120).
@@ -206,14 +273,14 @@ def open_engine(
     """
     text = (url or "embedded").strip()
     base, name = _split_graph(text, graph)
-    if base == "embedded" or base.startswith("embedded:"):
-        return _open_embedded(base, name, data_dir, timeout_s, row_cap)
-    scheme = urlsplit(base).scheme.lower()
-    if scheme in _FALKORDB_SCHEMES:
-        return _open_falkordb(base, name, timeout_s, row_cap)
-    if scheme in _BOLT_SCHEMES:
-        return _open_neo4j(base, name, timeout_s, row_cap)
-    raise ConfigError(
-        f"unknown graph engine URL {url!r}: use 'embedded', falkordb://host:port, "
-        "redis://host:port or bolt://host:port"
-    )
+    # "embedded" alone has no "scheme:" part; "embedded:DIR" has one
+    scheme = "embedded" if base == "embedded" else urlsplit(base).scheme.lower()
+    if scheme not in ENGINE_SCHEMES:
+        extra = [s for s in ENGINE_SCHEMES.names() if s not in _BUILT_IN_SCHEMES]
+        raise ConfigError(
+            f"unknown graph engine URL {url!r}: use 'embedded', falkordb://host:port, "
+            "redis://host:port or bolt://host:port"
+            + (f" (also registered: {', '.join(f'{s}://' for s in extra)})" if extra else "")
+        )
+    opener = ENGINE_SCHEMES.get(scheme)
+    return opener(base, name, EngineOptions(data_dir, timeout_s, row_cap))
