@@ -29,7 +29,7 @@ from cypherturn.graph._embedded import (
 )
 from cypherturn.metrics import ProtocolName, Scorer, TurnRecord, TurnScore, score_run
 from cypherturn.models import ChatModel, load_model
-from cypherturn.protocols import GUIDED_ACTIONS, ActionFormat, ProtocolSettings, Variant
+from cypherturn.protocols import ActionFormat, ProtocolSettings, get_variant
 from cypherturn.runner import RunSummary, SessionResult
 from cypherturn.sessions import Session, read_sessions
 from cypherturn.strategies import (
@@ -339,15 +339,15 @@ def _protocol_settings(
     action_format: str,
 ) -> ProtocolSettings:
     chosen = _choice(ProtocolName, protocol, "protocol")
-    chosen_variant = _choice(Variant, variant, "variant")
+    chosen_variant = get_variant(variant)
     chosen_format = _choice(ActionFormat, action_format, "action format")
     if budget is None:
-        budget = 10 if chosen_variant is Variant.BUDGET_ENCOURAGING else GUIDED_ACTIONS
+        budget = chosen_variant.default_multiplier
     try:
         return ProtocolSettings(
             protocol=chosen,
             budget_multiplier=budget,
-            variant=chosen_variant,
+            variant=chosen_variant.name,
             temperature=temperature,
             seed=seed,
             max_tokens=max_tokens,

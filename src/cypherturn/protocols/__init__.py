@@ -1,4 +1,5 @@
-"""The CypherTurn evaluation protocols: guided and agentic, with the appendix F variants.
+"""The CypherTurn evaluation protocols: guided and agentic, with the appendix F variants
+(registered :class:`ProtocolVariant` s; :func:`register_variant` adds one).
 
 :func:`play_session` plays one session under the protocol its
 :class:`ProtocolSettings` name, driving the five-action agent of
@@ -48,7 +49,14 @@ from cypherturn.protocols._settings import (
     ActionFormat,
     ProtocolSettings,
     TurnOutcome,
+)
+from cypherturn.protocols._variants import (
+    PROTOCOL_VARIANTS,
+    ProtocolVariant,
+    TurnBudget,
     Variant,
+    get_variant,
+    register_variant,
 )
 from cypherturn.sessions import Session
 
@@ -61,6 +69,7 @@ __all__ = [
     "HISTORY_ROWS",
     "PROMPT_NAMES",
     "PROMPT_VERSION",
+    "PROTOCOL_VARIANTS",
     "ActionFormat",
     "AskHandler",
     "LoopResult",
@@ -68,8 +77,10 @@ __all__ = [
     "PromptSet",
     "ProtocolName",
     "ProtocolSettings",
+    "ProtocolVariant",
     "SessionEnv",
     "StepSink",
+    "TurnBudget",
     "TurnOutcome",
     "Variant",
     "action_prompt",
@@ -77,12 +88,14 @@ __all__ = [
     "agentic_system",
     "dependency_hint",
     "fill",
+    "get_variant",
     "guided_history",
     "guided_reply",
     "load_prompts",
     "play_agentic",
     "play_guided",
     "play_session",
+    "register_variant",
     "run_action_loop",
     "session_budget",
 ]

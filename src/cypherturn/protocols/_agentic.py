@@ -1,7 +1,8 @@
 """The agentic protocol: shared budget B = T x m, schema withheld, own history (CypherTurn §3.1, App. D.5).
 
 The variants of appendix F (Agentic-PS, Disclosed-Horizon, Budget-Encouraging)
-change exactly one dimension each; see :class:`~cypherturn.protocols.Variant`.
+change exactly one dimension each; each is a registered
+:class:`~cypherturn.protocols.ProtocolVariant`, read here through its fields.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from cypherturn.models import ChatMessage
 from cypherturn.protocols._env import SessionEnv
 from cypherturn.protocols._loop import run_action_loop, turn_end
 from cypherturn.protocols._prompts import PromptSet, action_prompt, fill
-from cypherturn.protocols._settings import ProtocolSettings, TurnOutcome, Variant
+from cypherturn.protocols._settings import ProtocolSettings, TurnOutcome
+from cypherturn.protocols._variants import TurnBudget, get_variant
 from cypherturn.sessions import Session, Turn
 
 __all__ = [
@@ -70,12 +72,11 @@ def agentic_history(turns: list[tuple[Turn, list[ActionStep]]]) -> str:
 
 
 def agentic_system(prompts: PromptSet, settings: ProtocolSettings) -> str:
-    """The agentic system prompt (no schema); Budget-Encouraging swaps the efficiency line."""
-    encouraging = settings.variant is Variant.BUDGET_ENCOURAGING
+    """The agentic system prompt (no schema); a variant may swap the efficiency line."""
     return fill(
         prompts["agentic_system"],
         actions=action_prompt(prompts, settings.action_format),
-        efficiency=prompts["encouraging" if encouraging else "efficiency"],
+        efficiency=prompts[get_variant(settings.variant).efficiency_prompt],
     )
 
 
@@ -106,6 +107,7 @@ def play_agentic(
     if simulator is None:
         raise ConfigError("the agentic protocol needs a user simulator")
     settings, prompts = env.settings, env.prompts
+    variant = get_variant(settings.variant)
     total_turns = len(session.turns)
     remaining = session_budget(total_turns, settings.budget_multiplier)
     system = agentic_system(prompts, settings)
@@ -114,7 +116,7 @@ def play_agentic(
     outcomes: list[TurnOutcome] = []
 
     def keep_schema(text: str) -> None:
-        if settings.variant is Variant.PERSISTENT_SCHEMA and not persistent:
+        if variant.keeps_schema and not persistent:
             persistent.append(text)
 
     for played in prior:
@@ -137,21 +139,9 @@ def play_agentic(
         schema = (
             f"Graph schema (from your INSPECT_SCHEMA):\n{persistent[0]}\n\n" if persistent else ""
         )
-        horizon = ""
-        if settings.variant is Variant.DISCLOSED_HORIZON:
-            left_turns = total_turns - turn.turn_index + 1
-            horizon = (
-                fill(
-                    prompts["horizon"],
-                    turns=total_turns,
-                    turn=turn.turn_index,
-                    per_turn=settings.budget_multiplier,
-                    remaining=remaining,
-                    suggested=max(1, remaining // left_turns),
-                    left_turns=left_turns,
-                )
-                + "\n\n"
-            )
+        horizon = variant.note(
+            prompts, TurnBudget(total_turns, turn.turn_index, settings.budget_multiplier, remaining)
+        )
         text = fill(
             prompts["agentic_turn"],
             schema=schema,

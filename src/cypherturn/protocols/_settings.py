@@ -5,10 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from cypherturn.agent import ActionStep, TurnEnd
 from cypherturn.metrics import ProtocolName
+from cypherturn.protocols._variants import PROTOCOL_VARIANTS, Variant
 
 __all__ = [
     "BUDGET_MULTIPLIERS",
@@ -16,25 +17,12 @@ __all__ = [
     "ActionFormat",
     "ProtocolSettings",
     "TurnOutcome",
-    "Variant",
 ]
 
 GUIDED_ACTIONS = 3
 """Hard cap of actions per turn under the guided protocol (§3.1)."""
 BUDGET_MULTIPLIERS = (3, 5, 10)
 """The agentic budget multipliers m of the paper (B = T x m, §3.1)."""
-
-
-class Variant(StrEnum):
-    """Agentic protocol variants of the sensitivity ablation (CypherTurn appendix F)."""
-
-    BASE = "base"
-    PERSISTENT_SCHEMA = "persistent_schema"
-    """Agentic-PS: the first INSPECT_SCHEMA result stays in every later turn's context."""
-    DISCLOSED_HORIZON = "disclosed_horizon"
-    """T, m and a suggested remaining budget are shown at the start of each turn."""
-    BUDGET_ENCOURAGING = "budget_encouraging"
-    """The efficiency instruction is replaced by encouragement to use the budget (run at x10)."""
 
 
 class ActionFormat(StrEnum):
@@ -55,7 +43,9 @@ class ProtocolSettings(BaseModel):
         protocol: guided or agentic (§3.1).
         budget_multiplier: m of the agentic budget ``B = T x m``; recorded as 3
             for guided, whose cap is a fixed 3 actions per turn.
-        variant: agentic variant (appendix F); must be ``base`` for guided.
+        variant: the name of a registered agentic variant (appendix F, or one
+            added with :func:`~cypherturn.protocols.register_variant`); must be
+            ``base`` for guided.
         temperature: sampling temperature of the evaluated model.
         max_tokens: completion cap per action step, tokens.
         seed: sampling seed passed to the model.
@@ -66,18 +56,25 @@ class ProtocolSettings(BaseModel):
 
     protocol: ProtocolName
     budget_multiplier: int = Field(default=GUIDED_ACTIONS, ge=1)
-    variant: Variant = Variant.BASE
+    variant: str = Variant.BASE.value
     temperature: float = Field(default=0.0, ge=0.0)
     max_tokens: int = Field(default=512, ge=1)
     seed: int | None = None
     action_format: ActionFormat = ActionFormat.TEXT
 
+    @field_validator("variant")
+    @classmethod
+    def _registered(cls, name: str) -> str:
+        if name not in PROTOCOL_VARIANTS:
+            raise ValueError(str(PROTOCOL_VARIANTS.unknown(name)))
+        return str(name)
+
     @model_validator(mode="after")
     def _check(self) -> ProtocolSettings:
         if self.protocol is ProtocolName.GUIDED:
-            if self.variant is not Variant.BASE:
+            if self.variant != Variant.BASE:
                 raise ValueError(
-                    f"variant {self.variant.value} applies to the agentic protocol only"
+                    f"variant {self.variant} applies to the agentic protocol only"
                 )
             if self.budget_multiplier != GUIDED_ACTIONS:
                 raise ValueError("the guided protocol has a fixed budget of 3 actions per turn")

@@ -84,9 +84,9 @@ def with_variant(record: TurnRecord, settings: ProtocolSettings) -> TurnRecord:
     log is only resumed under the configuration it was written with (its digest
     includes the variant), so the configuration's variant is the record's.
     """
-    if record.variant == settings.variant.value:
+    if record.variant == settings.variant:
         return record
-    return record.model_copy(update={"variant": settings.variant.value})
+    return record.model_copy(update={"variant": settings.variant})
 
 
 def turn_record(
@@ -129,7 +129,7 @@ def turn_record(
         model=model,
         protocol=settings.protocol,
         budget_multiplier=settings.budget_multiplier,
-        variant=settings.variant.value,
+        variant=settings.variant,
         session_id=session.session_id,
         turn=turn.turn_index,
         graph=session.world,
