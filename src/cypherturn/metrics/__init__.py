@@ -64,6 +64,13 @@ from cypherturn.metrics._records import (
     TurnScore,
     episode_from_strategy_result,
 )
+from cypherturn.metrics._registry import (
+    METRICS,
+    ScoredTurn,
+    TurnMetric,
+    get_metric,
+    register_metric,
+)
 from cypherturn.metrics._rundir import (
     ATTEMPTS_FILE,
     MANIFEST_FILE,
@@ -102,6 +109,7 @@ __all__ = [
     "BREAKDOWN_DIMENSIONS",
     "DEFAULT_RESAMPLES",
     "MANIFEST_FILE",
+    "METRICS",
     "METRICS_VERSION",
     "RECORDS_FILE",
     "SCHEMA_VERSION",
@@ -128,6 +136,7 @@ __all__ = [
     "RankCorrelation",
     "RunData",
     "RunManifest",
+    "ScoredTurn",
     "Scorer",
     "ScoringSettings",
     "SessionKey",
@@ -137,6 +146,7 @@ __all__ = [
     "SystemSummary",
     "Tier",
     "Tolerance",
+    "TurnMetric",
     "TurnRecord",
     "TurnScore",
     "attempt_failure_rate",
@@ -153,6 +163,7 @@ __all__ = [
     "ex_scores",
     "ex_subset_score",
     "execute_with_provenance",
+    "get_metric",
     "group_by_system",
     "jaccard",
     "paired_bootstrap",
@@ -162,6 +173,7 @@ __all__ = [
     "qer_tier_table",
     "read_jsonl",
     "read_run",
+    "register_metric",
     "rows_equal",
     "score_run",
     "session_scores",

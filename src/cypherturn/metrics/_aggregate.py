@@ -20,6 +20,7 @@ from cypherturn.metrics._records import (
     SessionScore,
     TurnScore,
 )
+from cypherturn.metrics._registry import METRICS
 
 __all__ = [
     "BREAKDOWN_DIMENSIONS",
@@ -240,6 +241,9 @@ class SystemSummary(BaseModel):
             (:attr:`TurnRecord.budget_exhausted`).
         ex_excl_cliff: mean EX over turns not auto-scored by the cliff.
         action_fractions: share of each non-SUBMIT action among non-SUBMIT actions.
+        metrics: the mean of every registered turn metric
+            (:data:`~cypherturn.metrics.METRICS`, built-ins included) over the
+            turns with a value, by name (``None``: no turn has one).
     """
 
     model: str
@@ -266,6 +270,7 @@ class SystemSummary(BaseModel):
     exhaustion_rate: float
     ex_excl_cliff: float | None
     action_fractions: dict[str, float] = Field(default_factory=dict)
+    metrics: dict[str, float | None] = Field(default_factory=dict)
 
     @property
     def system(self) -> SystemKey:
@@ -312,7 +317,13 @@ def _summary(system: SystemKey, turns: list[TurnScore]) -> SystemSummary:
         action_fractions=(
             {a.value: n / total_actions for a, n in action_totals.items()} if total_actions else {}
         ),
+        metrics={m.name: _mean(m.value(t) for t in turns) for m in METRICS.items()},
     )
+
+
+def _mean(values: Iterable[float | None]) -> float | None:
+    present = [v for v in values if v is not None]
+    return fmean(present) if present else None
 
 
 def summarize(scores: Iterable[TurnScore]) -> list[SystemSummary]:

@@ -21,9 +21,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Final, Literal, Protocol
+from typing import Any, Final, Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    ValidationInfo,
+    model_serializer,
+    model_validator,
+)
 
 from cypherturn.errors import ErrorClass
 from cypherturn.metrics._engineinfo import EngineInfo
@@ -299,6 +307,10 @@ class TurnScore(BaseModel):
         gold_rows: rows in the gold result.
         predicted_rows: rows in the predicted result (0 when it did not run).
         executions: engine executions spent on the predicted query (0, 1 or 2).
+        metrics: values of the metrics added with
+            :func:`~cypherturn.metrics.register_metric`, by name (the built-ins
+            have the fields above); written only when not empty, so scores
+            without an added metric keep the layout of earlier files.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -325,6 +337,14 @@ class TurnScore(BaseModel):
     gold_rows: int = 0
     predicted_rows: int = 0
     executions: int = Field(default=0, ge=0)
+    metrics: dict[str, float | None] = Field(default_factory=dict)
+
+    @model_serializer(mode="wrap")
+    def _without_empty_metrics(self, handler: SerializerFunctionWrapHandler) -> Any:
+        data = handler(self)
+        if isinstance(data, dict) and not self.metrics:
+            data.pop("metrics", None)
+        return data
 
     @model_validator(mode="before")
     @classmethod

@@ -42,6 +42,7 @@ from cypherturn.metrics._records import (
     TurnRecord,
     TurnScore,
 )
+from cypherturn.metrics._registry import METRICS, ScoredTurn
 
 __all__ = ["GoldCache", "GoldEntry", "Scorer", "ex_scores", "ex_subset_score", "jaccard"]
 
@@ -489,17 +490,21 @@ class Scorer:
             "psjs_output_note": note_out,
         }
         if run is None:
-            return TurnScore(
-                **common,
-                ex=0,
-                ex_relaxed=0,
-                ex_subset=0,
-                prediction_status=PredictionStatus.NO_PREDICTION,
-                truncated=gold.result.truncated,
+            return _with_added_metrics(
+                gold.result,
+                None,
+                TurnScore(
+                    **common,
+                    ex=0,
+                    ex_relaxed=0,
+                    ex_subset=0,
+                    prediction_status=PredictionStatus.NO_PREDICTION,
+                    truncated=gold.result.truncated,
+                ),
             )
         if run.result is None:
             error = run.error
-            return TurnScore(
+            failed = TurnScore(
                 **common,
                 ex=0,
                 ex_relaxed=0,
@@ -510,6 +515,7 @@ class Scorer:
                 truncated=gold.result.truncated,
                 executions=run.executions,
             )
+            return _with_added_metrics(gold.result, None, failed)
         ex, ex_relaxed = ex_scores(
             gold.result,
             run.result,
@@ -526,7 +532,7 @@ class Scorer:
             max_permutations=self.settings.max_permutations,
             unordered_columns=gold.unordered_columns,
         )
-        return TurnScore(
+        scored = TurnScore(
             **common,
             ex=ex,
             ex_relaxed=ex_relaxed,
@@ -536,6 +542,7 @@ class Scorer:
             predicted_rows=run.result.row_count,
             executions=run.executions,
         )
+        return _with_added_metrics(gold.result, run.result, scored)
 
     def score(self, records: Iterable[TurnRecord]) -> list[TurnScore]:
         """Score many turns, one session per task on ``settings.workers`` threads.
@@ -569,3 +576,15 @@ class Scorer:
         with self._lock:
             self._stats.seconds += time.perf_counter() - started
         return [score for chunk in chunks for score in chunk]
+
+
+def _with_added_metrics(
+    gold: QueryResult, predicted: QueryResult | None, score: TurnScore
+) -> TurnScore:
+    """``score`` with the value of every metric added by :func:`register_metric` (built-ins are set)."""
+    added = [m for m in METRICS.items() if m.score is not None]
+    if not added:
+        return score
+    turn = ScoredTurn(record=score.record, gold=gold, predicted=predicted, score=score)
+    values = {m.name: m.score(turn) for m in added if m.score is not None}
+    return score.model_copy(update={"metrics": values})

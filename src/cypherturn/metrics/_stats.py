@@ -20,6 +20,7 @@ from scipy import stats
 
 from cypherturn.errors import ConfigError
 from cypherturn.metrics._records import TurnScore
+from cypherturn.metrics._registry import get_metric
 
 __all__ = [
     "DEFAULT_RESAMPLES",
@@ -37,12 +38,6 @@ DEFAULT_RESAMPLES = 10_000
 """Bootstrap resamples (CypherTurn §4.2)."""
 
 MetricFn = Callable[[TurnScore], float | None]
-
-_METRICS: dict[str, MetricFn] = {
-    "ex": lambda s: float(s.ex),
-    "ex_relaxed": lambda s: float(s.ex_relaxed),
-    "psjs": lambda s: s.psjs,
-}
 
 
 class SessionTotals(BaseModel):
@@ -70,8 +65,9 @@ def session_totals(scores: Iterable[TurnScore], metric: str | MetricFn = "ex") -
 
     Args:
         scores: turn scores of one system.
-        metric: ``"ex"``, ``"ex_relaxed"``, ``"psjs"`` or a function of a turn score
-            (``None`` leaves the turn out).
+        metric: the name of a registered metric (:data:`~cypherturn.metrics.METRICS`:
+            ``"ex"``, ``"ex_relaxed"``, ``"psjs"``, ...) or a function of a turn
+            score (``None`` leaves the turn out).
 
     Returns:
         The :class:`SessionTotals`; sessions whose turns all lack a value are dropped.
@@ -79,12 +75,7 @@ def session_totals(scores: Iterable[TurnScore], metric: str | MetricFn = "ex") -
     Raises:
         ConfigError: unknown metric name.
     """
-    if isinstance(metric, str):
-        if metric not in _METRICS:
-            raise ConfigError(f"unknown metric {metric!r}; known: {', '.join(_METRICS)}")
-        fn = _METRICS[metric]
-    else:
-        fn = metric
+    fn = get_metric(metric).value if isinstance(metric, str) else metric
     sums: dict[str, float] = defaultdict(float)
     counts: dict[str, int] = defaultdict(int)
     for s in scores:

@@ -21,6 +21,7 @@ from cypherturn.metrics import (
     BASE_VARIANT,
     BREAKDOWN_DIMENSIONS,
     DEFAULT_RESAMPLES,
+    METRICS,
     METRICS_VERSION,
     ConfidenceInterval,
     EngineInfo,
@@ -149,6 +150,7 @@ class Report(BaseModel):
 def _main_table(
     summaries: Sequence[SystemSummary], cis: dict[str, ConfidenceInterval], n_resamples: int
 ) -> Table:
+    metrics = METRICS.items()
     rows = []
     for s in summaries:
         label = system_label(s.system)
@@ -162,11 +164,7 @@ def _main_table(
                 s.variant,
                 s.sessions,
                 s.turns,
-                ex_cell,
-                s.ex_relaxed,
-                s.ex_subset,
-                s.psjs,
-                s.psjs_output,
+                *(ex_cell if m.name == "ex" else s.metrics.get(m.name) for m in metrics),
                 s.sem,
                 s.cer,
                 f"{s.tok_per_session:.1f}",
@@ -183,11 +181,7 @@ def _main_table(
             "Variant",
             "Sessions",
             "Turns",
-            "EX [95% CI]",
-            "rEX",
-            "rEX⊆",
-            "PSJS",
-            "PSJS-out",
+            *(f"{m.label} [95% CI]" if m.name == "ex" else m.label for m in metrics),
             "SEM",
             "CER",
             "Tok/S",
@@ -205,6 +199,13 @@ def _main_table(
             "others are counted in the cost table. SEM: sessions with every turn correct. CER: "
             "P(EX_t = 0 | EX_dep = 0) over chain-dependent turns. Tok/S: clean output tokens per session. "
             "QER: fraction of executed queries that failed."
+            + "".join(
+                f" {m.label}: {m.description}"
+                + ("" if m.description.endswith(".") else ".")
+                + ("" if m.higher_is_better else " Lower is better.")
+                for m in metrics
+                if m.field is None
+            )
         ),
     )
 
