@@ -348,3 +348,30 @@ def test_a_string_compared_with_a_date_property_is_repaired_as_a_date(
     assert engine.execute(repaired).rows == [[1]] and check_query(repaired, index).ok
     (unfixable,) = check_query("MATCH (c:Crime) WHERE c.date = 'August' RETURN c", index).findings
     assert unfixable.code == "literal_type" and unfixable.edit is None
+
+
+def test_a_type_that_cannot_join_the_endpoints_becomes_the_one_that_does(
+    crime: GraphEngine, index: GraphIndex
+) -> None:
+    cases = {
+        "MATCH (p:Person)-[:INVOLVED_IN]->(c:Crime) RETURN count(c) AS n": (
+            "MATCH (p:Person)-[:PARTY_TO]->(c:Crime) RETURN count(c) AS n",
+            [[3]],
+        ),
+        "MATCH (o:Officer)-[r:PARTY_TO]->(c:Crime) RETURN count(r) AS n": (
+            "MATCH (o:Officer)<-[r:INVESTIGATED_BY]-(c:Crime) RETURN count(r) AS n",
+            [[2]],
+        ),
+    }
+    for query, (expected, rows) in cases.items():
+        (finding,) = check_query(query, index).findings
+        assert finding.code in ("unknown_relationship_type", "wrong_endpoints")
+        repaired, _ = apply_edits(query, [finding])
+        assert repaired == expected and crime.execute(repaired).rows == rows
+        assert check_query(repaired, index).ok
+    for ambiguous in (
+        "MATCH (p:Person)-[:PARTY_TO]->(q:Person) RETURN p",  # same label at both ends
+        "MATCH (p:Person)-[:INVOLVED_IN]->(x) RETURN p",  # an endpoint without a label
+        "MATCH (p:Person)-[:INVOLVED_IN*1..2]->(c:Crime) RETURN p",  # variable length
+    ):
+        assert all(f.edit is None for f in check_query(ambiguous, index).findings)

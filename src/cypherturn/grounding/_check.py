@@ -244,15 +244,59 @@ def _relationship_findings(
                 edit=flip_relationship(query, rel),
             )
         ]
-    return [
-        Finding(
-            code="wrong_endpoints",
-            message=f"{written} matches nothing: {', '.join(repr(t) for t in types)} "
-            f"connects only {', '.join(actual)}",
-            span=(rel.element.start, rel.element.end),
-            suggestions=actual,
-        )
-    ]
+    finding = Finding(
+        code="wrong_endpoints",
+        message=f"{written} matches nothing: {', '.join(repr(t) for t in types)} "
+        f"connects only {', '.join(actual)}",
+        span=(rel.element.start, rel.element.end),
+        suggestions=actual,
+    )
+    if len(types) == 1:
+        _attach_retype(query, branch, rel, index, finding)
+    return [finding]
+
+
+def _attach_retype(
+    query: str, branch: BranchFacts, rel: RelationshipFact, index: GraphIndex, finding: Finding
+) -> None:
+    """Give a relationship pattern whose type cannot match the one relationship its endpoints have.
+
+    ``(p:Person)-[:INVOLVED_IN]->(c:Crime)`` (no such type) or
+    ``(t:Payment)-[:TO]->(c:Client)`` (``TO`` never joins them), in a graph where
+    exactly one relationship type, in one direction, joins the two endpoint
+    labels, ``(:Person)-[:PARTY_TO]->(:Crime)``, is rewritten with that type and
+    direction (the variable kept). Endpoints with several labels or none, a
+    variable-length pattern, a property map on the relationship, or two
+    candidate relationships: no edit.
+    """
+    left = _labels(branch, rel.left.variable, (n for n, _ in rel.left.labels))
+    right = _labels(branch, rel.right.variable, (n for n, _ in rel.right.labels))
+    if len(left) != 1 or len(right) != 1 or rel.var_length or rel.map_keys:
+        return
+    (source,), (target,) = left, right
+    if source == target:
+        return
+    joins = [("out", t) for s, t, g in index.triples() if s == source and g == target]
+    joins += [("in", t) for s, t, g in index.triples() if s == target and g == source]
+    if len(joins) != 1:
+        return
+    ((direction, rel_type),) = joins
+    body = f"[{rel.variable or ''}:{_quoted_name(rel_type)}]"
+    if rel.direction == "both":
+        replacement = f"-{body}-"
+    else:
+        replacement = f"-{body}->" if direction == "out" else f"<-{body}-"
+    shown = (
+        _pattern(source, rel_type, target) if direction == "out" else _pattern(target, rel_type, source)
+    )
+    finding.message += f"; the only relationship between {source} and {target} is {shown}"
+    finding.suggestions = [shown, *finding.suggestions]
+    finding.edit = Edit(
+        start=rel.element.start,
+        end=rel.element.end,
+        replacement=replacement,
+        reason=f"{shown} is the only relationship the graph has between these labels",
+    )
 
 
 def _property_findings(branch: BranchFacts, index: GraphIndex) -> list[Finding]:
@@ -647,15 +691,12 @@ def _schema_findings(query: str, facts: QueryFacts, index: GraphIndex) -> list[F
         for rel in branch.relationships:
             for name, span in rel.types:
                 if name not in index.types:
-                    add(
-                        _name_finding(
-                            "unknown_relationship_type",
-                            "relationship type",
-                            name,
-                            span,
-                            index.types,
-                        )
+                    finding = _name_finding(
+                        "unknown_relationship_type", "relationship type", name, span, index.types
                     )
+                    if finding.edit is None and len(rel.types) == 1:
+                        _attach_retype(query, branch, rel, index, finding)
+                    add(finding)
         for rel in branch.relationships:
             for finding in _relationship_findings(query, branch, rel, index):
                 add(finding)
