@@ -83,28 +83,25 @@ def ask(
     if not as_json:
         console.print(f"[bold]Question:[/] {escape(question)}")
         console.print(f"[dim]graph {graph} · strategy {strategy}@{budget} · model {model}[/]")
-    options = model_options(model, base_url)
-    streaming = not as_json and console.is_terminal
-    chosen: str | ChatModel = (
-        StreamedModel(load_model(model, **options), console) if streaming else model
+    config = api.AskConfig(
+        graph=graph,
+        engine_url=engine,
+        strategy=strategy,
+        budget=budget,
+        model=model,
+        model_options=model_options(model, base_url),
+        temperature=temperature,
+        seed=seed,
+        timeout_s=timeout,
+        row_cap=row_cap,
+        data_path=path,
+        prompt_version=prompt,
     )
+    streaming = not as_json and console.is_terminal
+    shown = StreamedModel(load_model(model, **config.model_options), console) if streaming else None
     quiet = as_json or streaming
     with nullcontext() if quiet else console.status("Generating and executing Cypher..."):
-        result = api.ask(
-            question,
-            graph=graph,
-            engine_url=engine,
-            strategy=strategy,
-            budget=budget,
-            model=chosen,
-            model_options=options,
-            temperature=temperature,
-            seed=seed,
-            timeout_s=timeout,
-            row_cap=row_cap,
-            data_path=path,
-            prompt_version=prompt,
-        )
+        result = api.run_ask(question, config, model=shown)
     if as_json:
         typer.echo(result.model_dump_json())
     else:

@@ -7,8 +7,9 @@ later command modules add their commands (``bench run``) to the same sub-app.
 from __future__ import annotations
 
 import json
-import time
 from collections import Counter
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Annotated
 
@@ -18,27 +19,19 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.syntax import Syntax
 from rich.table import Table
 
-from cypherturn.api import official_graph_name
+from cypherturn import api
 from cypherturn.cli._app import console
 from cypherturn.cli._exit import ExitCode
 from cypherturn.cli._options import EngineOpt, ModelOptions, model_options
-from cypherturn.errors import ConfigError, DatasetError
-from cypherturn.graph import GraphEngine, GraphSchema, open_engine
+from cypherturn.metrics import TurnRecord, TurnScore
+from cypherturn.runner import SessionResult, SessionStatus
 from cypherturn.sessions import (
     DEFAULT_SESSIONS,
     DEFAULT_WORLDS,
     BenchmarkStats,
     FileReport,
     Session,
-    check_reproduction,
-    compute_stats,
-    plan_build,
-    read_official,
-    read_sessions,
-    write_sessions,
 )
-from cypherturn.sessions import build_sessions as run_build
-from cypherturn.worlds import get_world, load_official_graph, load_world
 
 __all__ = ["bench_app"]
 
@@ -49,6 +42,12 @@ bench_app = typer.Typer(
 )
 
 _SHOWN_ROWS = 10
+_COLUMNS = (
+    TextColumn("{task.description}"),
+    BarColumn(),
+    MofNCompleteColumn(),
+    TimeElapsedColumn(),
+)
 
 
 @bench_app.command("build")
@@ -86,62 +85,50 @@ def build_command(
     ] = None,
 ) -> None:
     """Generate the benchmark: every gold executed and audited on the engine, then written as JSONL."""
-    names = [w.strip() for w in worlds.split(",") if w.strip()]
-    if scale <= 0:
-        raise ConfigError(f"--scale must be positive, got {scale}")
-    plan = plan_build(seed=seed, worlds=names, sessions=sessions, turns=turns)
-    worlds_by_name = {name: get_world(name) for name in names}
-    engines: list[GraphEngine] = []
-
-    def provider(name: str) -> tuple[GraphEngine, GraphSchema]:
-        target = open_engine(engine, f"cypherturn_bench_{name}")
-        engines.append(target)
-        world = worlds_by_name[name]
-        load_world(target, world, seed=graph_seed, scale=scale, replace=True)
-        return target, world.declared_schema()
-
-    columns = (
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
+    config = api.BenchBuildConfig(
+        seed=seed,
+        worlds=[w.strip() for w in worlds.split(",") if w.strip()],
+        sessions=sessions,
+        turns=turns,
+        out=out,
+        engine_url=engine,
+        graph_seed=graph_seed,
+        scale=scale,
+        rewrite=rewrite,
     )
-    started = time.perf_counter()
-    try:
-        with Progress(*columns, console=console, transient=True) as progress:
-            task = progress.add_task("building sessions", total=len(plan))
+    with Progress(*_COLUMNS, console=console, transient=True) as progress:
+        task = progress.add_task("building sessions", total=None)
 
-            def advance(session: Session) -> None:
-                progress.update(task, advance=1, description=f"{session.world}")
+        def start(total: int) -> None:
+            progress.update(task, total=total)
 
-            built, report = run_build(
-                plan,
-                provider,
-                seed=seed,
-                graph_seed=graph_seed,
-                graph_scale=scale,
-                on_session=advance,
-            )
-    finally:
-        for target in engines:
-            target.close()
-    if rewrite is not None:
-        from cypherturn.models import load_model
-        from cypherturn.sessions import rewrite_sessions
+        def advance(session: Session) -> None:
+            progress.update(task, advance=1, description=f"{session.world}")
 
-        with console.status(f"rewriting utterances with {rewrite} ..."):
-            built = rewrite_sessions(built, load_model(rewrite), seed=seed)
-    write_sessions(out, built)
-    elapsed = time.perf_counter() - started
-    _print_stats(compute_stats(built))
+        result = api.build_benchmark(
+            config, on_start=start, on_session=advance, status=_stopping(progress)
+        )
+    _print_stats(result.stats)
     rejected = ", ".join(
-        f"{k} {v}" for k, v in report.rejections.most_common() if k != "does_not_fit"
+        f"{k} {v}" for k, v in result.report.rejections.most_common() if k != "does_not_fit"
     )
+    built = result.sessions
     console.print(
-        f"{len(built)} sessions, {sum(len(s.turns) for s in built)} turns written to {out} in {elapsed:.1f} s "
-        f"({report.queries:,} queries executed; candidates rejected by audits: {rejected or 'none'})",
+        f"{len(built)} sessions, {sum(len(s.turns) for s in built)} turns written to {out} "
+        f"in {result.seconds:.1f} s ({result.report.queries:,} queries executed; "
+        f"candidates rejected by audits: {rejected or 'none'})",
         highlight=False,
     )
+
+
+def _stopping(progress: Progress) -> Callable[[str], AbstractContextManager[object]]:
+    """A status that ends ``progress`` first, so the spinner never shares the screen with it."""
+
+    def status(message: str) -> AbstractContextManager[object]:
+        progress.stop()
+        return console.status(message)
+
+    return status
 
 
 @bench_app.command("stats")
@@ -150,7 +137,7 @@ def stats_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print the statistics as JSON.")] = False,
 ) -> None:
     """Show the distributions: sessions and turns per world, phenomenon, chain mode and persona."""
-    stats = compute_stats(read_sessions(path))
+    stats = api.bench_stats(path)
     if as_json:
         console.print_json(stats.model_dump_json())
     else:
@@ -163,9 +150,7 @@ def show_command(
     session_id: Annotated[str, typer.Argument(help="The session to show.")],
 ) -> None:
     """Pretty-print one session: utterances, phenomena, chain modes, gold queries and results."""
-    found = next((s for s in read_sessions(path) if s.session_id == session_id), None)
-    if found is None:
-        raise DatasetError(f"{path} has no session {session_id!r}")
+    found = api.bench_session(path, session_id)
     console.print(
         f"[bold]{found.session_id}[/]  world [cyan]{found.world}[/]  persona [cyan]{found.persona.value}[/]  "
         f"{len(found.turns)} turns ({found.source})"
@@ -219,74 +204,17 @@ def import_command(
     ] = "official",
 ) -> None:
     """Convert official release files to our format; re-execute every gold and report reproduction."""
-    if gold not in ("official", "engine"):
-        raise ConfigError(f"--gold must be official or engine, not {gold!r}")
-    if gold == "engine" and not check:
-        raise ConfigError("--gold engine needs --check")
-    converted: list[Session] = []
-    reports: list[FileReport] = []
-    engines: dict[str, GraphEngine] = {}
-    try:
-        for path in paths:
-            sessions = read_official(path)
-            if check:
-                root = release if release is not None else _release_root(path)
-
-                def engine_for(graph: str, root: Path = root) -> GraphEngine:
-                    if graph not in engines:
-                        engines[graph] = _official_engine(engine, root, graph)
-                    return engines[graph]
-
-                with console.status(f"re-executing {path.name} ..."):
-                    reports.append(check_reproduction(path, sessions, engine_for))
-                if gold == "engine":
-                    sessions = [_with_engine_results(s, engines[s.world]) for s in sessions]
-            converted.extend(sessions)
-    finally:
-        for target in engines.values():
-            target.close()
-    write_sessions(out, converted)
-    if reports:
-        console.print(_import_table(reports))
+    config = api.BenchImportConfig(
+        paths=paths, out=out, release_root=release, engine_url=engine, check=check, gold=gold
+    )
+    result = api.import_benchmark(config, status=console.status)
+    if result.reports:
+        console.print(_import_table(result.reports))
     console.print(
-        f"{len(converted)} sessions, {sum(len(s.turns) for s in converted)} turns written to {out}",
+        f"{len(result.sessions)} sessions, {sum(len(s.turns) for s in result.sessions)} turns "
+        f"written to {out}",
         highlight=False,
     )
-
-
-def _release_root(path: Path) -> Path:
-    parent = path.resolve().parent
-    if parent.name != "scenarios":
-        raise ConfigError(f"cannot infer the release root from {path}; pass --release DIR")
-    return parent.parent.parent
-
-
-def _official_engine(url: str | None, root: Path, graph: str) -> GraphEngine:
-    folder = root / "data" / "graphs" / graph
-    target = open_engine(url, official_graph_name(graph))
-    try:
-        load_official_graph(
-            target, folder / "data.cypher", folder / "schema.json", target.graph, replace=True
-        )
-    except Exception:
-        target.close()
-        raise
-    return target
-
-
-def _with_engine_results(session: Session, target: GraphEngine) -> Session:
-    from cypherturn.sessions import GoldResult
-    from cypherturn.sessions._format import canonical_rows
-
-    turns = []
-    for turn in session.turns:
-        result = target.execute(turn.gold_cypher)
-        rows = result.rows if turn.gold_result.ordered else canonical_rows(result.rows)
-        stored = GoldResult(
-            columns=list(result.columns), rows=rows, ordered=turn.gold_result.ordered
-        )
-        turns.append(turn.model_copy(update={"gold_result": stored}))
-    return session.model_copy(update={"turns": turns})
 
 
 def _result_table(columns: list[str], rows: list[list[object]]) -> Table:
@@ -441,29 +369,41 @@ def run_command(
     from its first unfinished turn. Exits 4 (SESSIONS_LOST) when sessions were lost to infrastructure
     failures (their finished turns are kept for the next run).
     """
-    from cypherturn import api
-    from cypherturn.metrics import TurnRecord, TurnScore
-    from cypherturn.runner import SessionResult, SessionStatus, select_sessions
-
-    chosen = select_sessions(read_sessions(benchmark), sessions)
-    if release is not None and not any(s.source == "official" for s in chosen):
-        console.print(
-            "[yellow]--release is ignored: the selected sessions are generated ones, "
-            "not imported from the official release[/]"
-        )
-    totals = {"turns": 0, "ex": 0, "tokens": 0, "failed": 0}
-    columns = (
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        TextColumn("{task.fields[stats]}"),
+    config = api.BenchRunConfig(
+        benchmark=benchmark,
+        out_dir=out,
+        model=model,
+        model_options=model_options(model, base_url),
+        protocol=protocol,
+        budget=budget,
+        variant=variant,
+        sim_model=sim_model,
+        sessions=sessions,
+        concurrency=concurrency,
+        engine_url=engine,
+        temperature=temperature,
+        seed=seed,
+        max_tokens=max_tokens,
+        score=score,
+        action_format=action_format,
+        release_root=release,
     )
+    totals = {"turns": 0, "ex": 0, "tokens": 0, "failed": 0}
+    columns = (*_COLUMNS, TextColumn("{task.fields[stats]}"))
     with Progress(*columns, console=console, transient=True) as progress:
-        task = progress.add_task("sessions", total=len(chosen), stats="")
-        turns = progress.add_task("turns played", total=sum(len(s.turns) for s in chosen), stats="")
+        task = progress.add_task("sessions", total=None, stats="")
+        turns = progress.add_task("turns played", total=None, stats="")
 
         played: Counter[str] = Counter()
+
+        def start(plan: api.BenchPlan) -> None:
+            if plan.release_ignored:
+                console.print(
+                    "[yellow]--release is ignored: the selected sessions are generated ones, "
+                    "not imported from the official release[/]"
+                )
+            progress.update(task, total=len(plan.sessions))
+            progress.update(turns, total=plan.turns)
 
         def turn_played(record: TurnRecord) -> None:
             played[record.session_id] += 1
@@ -491,25 +431,7 @@ def run_command(
             progress.update(task, stats=stats)
 
         summary = api.run_benchmark(
-            chosen,
-            out,
-            model=model,
-            protocol=protocol,
-            budget=budget,
-            variant=variant,
-            sim_model=sim_model,
-            concurrency=concurrency,
-            engine_url=engine,
-            temperature=temperature,
-            seed=seed,
-            max_tokens=max_tokens,
-            model_options=model_options(model, base_url),
-            score=score,
-            on_session=advance,
-            on_scores=tally,
-            action_format=action_format,
-            on_turn=turn_played,
-            release_root=release,
+            config, on_start=start, on_session=advance, on_scores=tally, on_turn=turn_played
         )
     console.print(
         f"{summary.completed}/{summary.sessions} sessions completed "

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections import Counter
-from contextlib import ExitStack
 from pathlib import Path
 from typing import Annotated
 
@@ -23,28 +22,15 @@ from cypherturn import api
 from cypherturn.cli._app import console
 from cypherturn.cli._exit import ExitCode
 from cypherturn.cli._options import EngineOpt, ModelOptions, model_options
-from cypherturn.errors import ConfigError, DatasetError
+from cypherturn.errors import ConfigError
 from cypherturn.experiments import (
     DATASETS,
     TIERS,
     QerRunConfig,
-    QuestionSet,
-    dataset_graph,
-    generate_model_questions,
-    generate_question_set,
-    load_question_set,
-    question_set_digest,
-    read_qer_config,
-    run_qer_experiment,
-    score_qer_answers,
-    validate_question_set,
-    write_question_set,
 )
-from cypherturn.graph import GraphEngine
-from cypherturn.metrics import QerEpisode, read_run
-from cypherturn.models import load_model
-from cypherturn.reports import ReportFormat, build_report, to_rich, write_report
-from cypherturn.strategies import PROMPT_VERSION, get_strategy, strategy_names
+from cypherturn.metrics import QerEpisode
+from cypherturn.reports import ReportFormat, to_rich
+from cypherturn.strategies import PROMPT_VERSION, strategy_names
 
 __all__ = ["qer_app"]
 
@@ -66,23 +52,20 @@ def _names(text: str, allowed: tuple[str, ...], what: str) -> list[str]:
 
 
 def _strategies(text: str) -> list[str]:
-    """Strategy names, each checked; ``ras+:check+values`` is ras+ with only those parts.
+    """Strategy names; ``ras+:check+values`` is ras+ with only those parts.
 
     The parts of a ras+ variant are joined with ``+`` on the command line, since
-    commas separate strategies; the name kept is the strategy's own
-    (``ras+:check,values``, parts in their canonical order).
+    commas separate strategies; the API checks each name and records the
+    strategy's own (``ras+:check,values``, parts in their canonical order).
 
     Raises:
-        ConfigError: no name, or a name :func:`get_strategy` does not know.
+        ConfigError: no name.
     """
     names = [n.strip() for n in text.split(",") if n.strip()]
     if not names:
         raise ConfigError(f"no strategy given; choose from {', '.join(strategy_names())}")
-    # The strategy's own name, which episodes record: resuming matches episodes by it.
     return [
-        get_strategy(
-            f"ras+:{n.removeprefix('ras+:').replace('+', ',')}" if n.startswith("ras+:") else n
-        ).name
+        f"ras+:{n.removeprefix('ras+:').replace('+', ',')}" if n.startswith("ras+:") else n
         for n in names
     ]
 
@@ -163,73 +146,64 @@ def run_command(
     engine: EngineOpt = None,
 ) -> None:
     """Run (or resume) the experiment; then `cypherturn qer report OUT` renders Tables 3-4, Figure 3 and EX."""
-    chosen = _names(datasets, DATASETS, "dataset")
-    sets = {d: load_question_set(d, question_dir) for d in chosen}
-    chat_model = load_model(model, **model_options(model, base_url))
-    config = QerRunConfig(
-        datasets=chosen,
-        tiers=_names(tiers, TIERS, "tier"),
-        strategies=_strategies(strategies),
-        model=chat_model.spec,
-        budget=budget,
-        runs=runs,
-        temperature=temperature,
-        max_tokens=max_tokens,
-        prompt_version=prompt,
-        seed=seed,
-        questions_per_tier=questions,
-        timeout_s=timeout,
-        row_cap=row_cap,
-        question_sets={d: question_set_digest(qs) for d, qs in sets.items()},
+    run = api.QerRun(
+        experiment=QerRunConfig(
+            datasets=_names(datasets, DATASETS, "dataset"),
+            tiers=_names(tiers, TIERS, "tier"),
+            strategies=_strategies(strategies),
+            model=model,
+            budget=budget,
+            runs=runs,
+            temperature=temperature,
+            max_tokens=max_tokens,
+            prompt_version=prompt,
+            seed=seed,
+            questions_per_tier=questions,
+            timeout_s=timeout,
+            row_cap=row_cap,
+        ),
+        out_dir=out,
+        model_options=model_options(model, base_url),
+        question_dir=question_dir,
+        engine_url=engine,
+        concurrency=concurrency,
     )
-    with ExitStack() as stack:
-        engines: dict[str, GraphEngine] = {}
-        with console.status("Opening (and on first use loading) the graphs ..."):
-            for dataset in chosen:
-                engines[dataset] = stack.enter_context(
-                    api.connect(dataset_graph(dataset), engine_url=engine)
-                )
-        columns = (
-            TextColumn("{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("QER@n {task.fields[qer]}"),
-            TimeElapsedColumn(),
-            TimeRemainingColumn(),
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("QER@n {task.fields[qer]}"),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+    )
+    failed: Counter[str] = Counter()
+    progress = Progress(*columns, console=console)
+    task: TaskID = progress.add_task("episodes", total=None, qer="-")
+    shown_strategies: list[str] = []
+
+    def start(config: QerRunConfig, total: int, done: int) -> None:
+        shown_strategies.extend(config.strategies)
+        progress.start()
+        progress.update(task, total=total, completed=done)
+
+    def advance(episode: QerEpisode) -> None:
+        failed[episode.strategy + ("_fail" if episode.failed_by(episode.budget) else "")] += 1
+        shown = ", ".join(
+            f"{s.upper()} {failed[s + '_fail'] / (failed[s] + failed[s + '_fail']):.2f}"
+            for s in shown_strategies
+            if failed[s] + failed[s + "_fail"]
         )
-        failed: Counter[str] = Counter()
-        with Progress(*columns, console=console) as progress:
-            task: TaskID = progress.add_task("episodes", total=None, qer="-")
+        progress.update(
+            task,
+            advance=1,
+            qer=shown,
+            description=f"{episode.dataset}/{episode.tier} run {episode.run_index + 1}/{runs}",
+        )
 
-            def start(total: int, done: int) -> None:
-                progress.update(task, total=total, completed=done)
-
-            def advance(episode: QerEpisode) -> None:
-                failed[
-                    episode.strategy + ("_fail" if episode.failed_by(episode.budget) else "")
-                ] += 1
-                shown = ", ".join(
-                    f"{s.upper()} {failed[s + '_fail'] / (failed[s] + failed[s + '_fail']):.2f}"
-                    for s in config.strategies
-                    if failed[s] + failed[s + "_fail"]
-                )
-                progress.update(
-                    task,
-                    advance=1,
-                    qer=shown,
-                    description=f"{episode.dataset}/{episode.tier} run {episode.run_index + 1}/{runs}",
-                )
-
-            summary = run_qer_experiment(
-                config,
-                chat_model,
-                engines,
-                sets,
-                out,
-                concurrency=concurrency,
-                on_start=start,
-                on_episode=advance,
-            )
+    try:
+        summary = api.run_qer(run, status=console.status, on_start=start, on_episode=advance)
+    finally:
+        progress.stop()
     console.print(
         f"{summary.ran} episodes played, {summary.skipped} already done, {summary.planned} planned "
         f"({summary.seconds:.1f} s); render the tables with: cypherturn qer report {out}",
@@ -276,30 +250,21 @@ def questions_command(
     engine: EngineOpt = None,
 ) -> None:
     """List, validate, regenerate (templates) or extend (model-written) the question sets."""
-    chosen = _names(datasets, DATASETS, "dataset")
-    if (regenerate or generate) and out is None:
-        raise ConfigError("--regenerate and --generate write new sets: give --out DIR")
-    sets: dict[str, QuestionSet] = {}
-    problems: dict[str, list[str]] = {}
-    for dataset in chosen:
-        qs = None if regenerate else load_question_set(dataset, question_dir)
-        if regenerate or generate or validate:
-            with api.connect(dataset_graph(dataset), engine_url=engine) as target:
-                if qs is None:
-                    qs = generate_question_set(dataset, target, seed=seed)
-                if generate:
-                    chat_model = load_model(model, **model_options(model, base_url))
-                    with console.status(f"{model} is writing {dataset} questions ..."):
-                        qs = generate_model_questions(
-                            qs, chat_model, target, count=count, seed=seed
-                        )
-                if validate:
-                    problems[dataset] = validate_question_set(qs, target)
-        if qs is None:
-            raise DatasetError(f"no question set for {dataset}")
-        sets[dataset] = qs
-        if out is not None:
-            write_question_set(out / f"{dataset}.json", qs)
+    config = api.QerQuestionsConfig(
+        datasets=_names(datasets, DATASETS, "dataset"),
+        question_dir=question_dir,
+        validate_sets=validate,
+        regenerate=regenerate,
+        generate=generate,
+        count=count,
+        model=model,
+        model_options=model_options(model, base_url) if generate else {},
+        seed=seed,
+        out=out,
+        engine_url=engine,
+    )
+    result = api.qer_questions(config, status=console.status)
+    sets, problems = result.sets, result.problems
     table = Table(title="question sets")
     for column in ("dataset", "tier", "paper", "template", "model", "total"):
         table.add_column(column, justify="left" if column in ("dataset", "tier") else "right")
@@ -351,20 +316,18 @@ def report_command(
     The final queries' rows are read from RUN_DIR/transcripts.jsonl and compared with
     each question's gold, executed now on the dataset's graph (loaded on first use).
     """
-    config = read_qer_config(run_dir)
-    sets = {d: load_question_set(d, question_dir) for d in config.datasets}
-    run = read_run(run_dir)
-    with ExitStack() as stack:
-        engines: dict[str, GraphEngine] = {}
-        with console.status("Opening (and on first use loading) the graphs ..."):
-            for dataset in config.datasets:
-                engines[dataset] = stack.enter_context(
-                    api.connect(dataset_graph(dataset), engine_url=engine)
-                )
-        with console.status("Scoring the final queries against the golds ..."):
-            answers = score_qer_answers(run_dir, engines, sets)
-    report = build_report([run], qer_n=qer_n, qer_answers=answers)
-    written = write_report(report, out if out is not None else run_dir / "report", fmt)
+    result = api.qer_report(
+        api.QerReportConfig(
+            run_dir=run_dir,
+            out=out,
+            fmt=fmt,
+            qer_n=qer_n,
+            question_dir=question_dir,
+            engine_url=engine,
+        ),
+        status=console.status,
+    )
+    report, answers, written = result.report, result.answers, result.written
     for table in report.tables:
         if table.name in ("qer", "qer_answers_datasets", "qer_answers"):
             console.print(to_rich(table))

@@ -7,9 +7,10 @@ from typing import Annotated
 
 import typer
 
+from cypherturn import api
 from cypherturn.cli._app import app, console
-from cypherturn.metrics import DEFAULT_RESAMPLES, read_run
-from cypherturn.reports import ReportFormat, build_report, to_rich, write_report
+from cypherturn.metrics import DEFAULT_RESAMPLES
+from cypherturn.reports import ReportFormat, to_rich
 
 __all__ = ["report_command"]
 
@@ -38,11 +39,11 @@ def report_command(
     seed: Annotated[int, typer.Option("--seed", help="Bootstrap seed.")] = 0,
 ) -> None:
     """Report on scored runs: EX, PSJS, SEM, CER, Tok/S per model and protocol, breakdowns, QER, plots."""
-    runs = [read_run(path) for path in run_dirs]
-    with console.status("Computing the report ..."):
-        report = build_report(runs, n_resamples=resamples, qer_n=qer_n, seed=seed)
-    target = out if out is not None else run_dirs[0] / "report"
-    written = write_report(report, target, fmt)
+    config = api.ReportConfig(
+        run_dirs=run_dirs, fmt=fmt, out=out, resamples=resamples, qer_n=qer_n, seed=seed
+    )
+    result = api.report(config, status=console.status)
+    report, written = result.report, result.written
     for table in report.tables:
         if table.name in ("main", "qer", "qer_tiers", "qer_cost"):
             console.print(to_rich(table))

@@ -1,0 +1,109 @@
+"""The public Python API: every CLI verb as a function that takes a config object.
+
+Only this package and :mod:`cypherturn.cli` turn names (``--engine``,
+``--model``, ``--strategy``, ``--graph``) into objects; everything below them
+receives objects. A verb takes one pydantic config (what to do: plain values
+that can be stored and compared) and, as keywords, the live objects and hooks
+that are no configuration (a loaded model, progress callbacks, a status
+wrapper). The CLI parses arguments into the config, calls the verb and prints
+what it returns.
+
+=====================  ==============================  ========================
+command                function                        config
+=====================  ==============================  ========================
+``ask``                :func:`run_ask` (:func:`ask`)   :class:`AskConfig`
+``load``               :func:`load`                    keywords
+``bench build``        :func:`build_benchmark`         :class:`BenchBuildConfig`
+``bench import``       :func:`import_benchmark`        :class:`BenchImportConfig`
+``bench stats/show``   :func:`bench_stats`,            a path
+                       :func:`bench_session`
+``bench run``          :func:`run_benchmark`           :class:`BenchRunConfig`
+``qer run``            :func:`run_qer`                 :class:`QerRun`
+``qer questions``      :func:`qer_questions`           :class:`QerQuestionsConfig`
+``qer report``         :func:`qer_report`              :class:`QerReportConfig`
+``report``             :func:`report`                  :class:`ReportConfig`
+``doctor``             :func:`doctor`                  keywords
+=====================  ==============================  ========================
+
+Example:
+    >>> from cypherturn import api
+    >>> result = api.ask("How many crimes are there?", graph="pole")  # doctest: +SKIP
+    >>> result.final_query, result.success  # doctest: +SKIP
+"""
+
+from cypherturn.api._ask import AskConfig, ask, run_ask
+from cypherturn.api._bench import (
+    BenchBuildConfig,
+    BenchBuildResult,
+    BenchImportConfig,
+    BenchImportResult,
+    BenchPlan,
+    BenchRunConfig,
+    SessionRunConfig,
+    bench_session,
+    bench_stats,
+    build_benchmark,
+    import_benchmark,
+    run_benchmark,
+    run_session,
+)
+from cypherturn.api._engines import (
+    DEFAULT_GRAPH,
+    OFFICIAL_GRAPH_PREFIX,
+    bench_engines,
+    connect,
+    doctor,
+    load,
+    official_graph_name,
+)
+from cypherturn.api._hooks import Status, quiet
+from cypherturn.api._qer import (
+    QerQuestionsConfig,
+    QerQuestionsResult,
+    QerReportConfig,
+    QerReportResult,
+    QerRun,
+    qer_questions,
+    qer_report,
+    run_qer,
+)
+from cypherturn.api._report import ReportConfig, ReportResult, report
+
+__all__ = [
+    "DEFAULT_GRAPH",
+    "OFFICIAL_GRAPH_PREFIX",
+    "AskConfig",
+    "BenchBuildConfig",
+    "BenchBuildResult",
+    "BenchImportConfig",
+    "BenchImportResult",
+    "BenchPlan",
+    "BenchRunConfig",
+    "QerQuestionsConfig",
+    "QerQuestionsResult",
+    "QerReportConfig",
+    "QerReportResult",
+    "QerRun",
+    "ReportConfig",
+    "ReportResult",
+    "SessionRunConfig",
+    "Status",
+    "ask",
+    "bench_engines",
+    "bench_session",
+    "bench_stats",
+    "build_benchmark",
+    "connect",
+    "doctor",
+    "import_benchmark",
+    "load",
+    "official_graph_name",
+    "qer_questions",
+    "qer_report",
+    "quiet",
+    "report",
+    "run_ask",
+    "run_benchmark",
+    "run_qer",
+    "run_session",
+]
