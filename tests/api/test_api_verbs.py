@@ -76,7 +76,7 @@ def test_build_then_run_a_benchmark(bench_graphs: None, tmp_path: Path) -> None:
     assert plan.release_ignored  # generated sessions do not use a release root
     assert (summary.completed, summary.played, summary.turns) == (2, 2, built.stats.turns)
     assert len(finished) == 2 and scores and all(s.ex == 1.0 for s in scores if s.valid)
-    assert len(read_jsonl(run.out_dir / SCORES_FILE, TurnScore)) == built.stats.turns
+    assert len(list(read_jsonl(run.out_dir / SCORES_FILE, TurnScore))) == built.stats.turns
     again = api.run_benchmark(run)
     assert (again.resumed, again.played) == (2, 0)
     with pytest.raises(ConfigError, match="unknown protocol"):
