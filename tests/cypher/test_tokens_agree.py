@@ -8,7 +8,8 @@ numbers glued to keywords, stray backslashes and quotes), this checks that the
 lenient mode never fails and equals the strict mode wherever that succeeds, that
 the extractor's literal and comment states are exactly the tokenizer's, and that
 the guard's decision does not change when a comment holding a write keyword is
-inserted between two tokens.
+inserted between two tokens. The data-script reader of the worlds reads the same
+tokens and splits statements exactly at the tokenizer's ``;`` tokens.
 """
 
 from __future__ import annotations
@@ -16,9 +17,12 @@ from __future__ import annotations
 import random
 
 from cypherturn.cypher import Token, TokenKind, tokenize
-from cypherturn.errors import CypherParseError
+from cypherturn.errors import CypherParseError, DatasetError
 from cypherturn.graph import find_write_clause
 from cypherturn.strategies._extract import _OUT, _lexer_states
+from cypherturn.worlds import parse_cypher_script
+from cypherturn.worlds._cypher_script import split_statements
+from cypherturn.worlds._cypher_script import tokenize as script_tokenize
 
 SEED = 17
 INPUTS = 10_000
@@ -95,3 +99,47 @@ def test_write_after_a_closed_pattern_is_always_found() -> None:
             continue
         for write in ("CREATE (z)", "merge (z)", "DETACH DELETE z", "INSERT (z)"):
             assert find_write_clause(f"{text} ) {write}") is not None, text
+
+
+def _spans(tokens: list[Token] | list[object]) -> list[tuple[int, int]]:
+    return [(t.start, t.end) for t in tokens]  # type: ignore[attr-defined]
+
+
+def test_script_reader_reads_the_tokenizers_tokens_and_splits_at_its_semicolons() -> None:
+    rng = random.Random(SEED + 2)
+    read = 0
+    for _ in range(INPUTS):
+        text = _text(rng)
+        shared = tokenize(text, lenient=True)
+        try:
+            tokens = script_tokenize(text)
+        except DatasetError:
+            continue
+        read += 1
+        # the reader accepts only text the strict mode accepts, and reads its tokens
+        assert tokenize(text) == shared, text
+        assert _spans(tokens[:-1]) == _spans(shared), text
+        chunks: list[list[Token]] = [[]]
+        for token in shared:
+            if token.is_punct(";"):
+                chunks.append([])
+            else:
+                chunks[-1].append(token)
+        statements = split_statements(tokens)
+        assert [_spans(s[:-1]) for s in statements] == [_spans(c) for c in chunks if c], text
+        assert all(s[-1].kind == "end" for s in statements)
+    assert 500 < read < INPUTS
+
+
+def test_script_reader_fails_only_with_a_dataset_error() -> None:
+    rng = random.Random(SEED + 3)
+    loaded = 0
+    for _ in range(INPUTS):
+        text = _text(rng)
+        try:
+            parse_cypher_script(text, "g")
+        except DatasetError:
+            continue
+        loaded += 1
+    # some random texts are data scripts the reader loads; any other error would escape
+    assert 0 < loaded < INPUTS

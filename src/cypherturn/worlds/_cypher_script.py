@@ -7,9 +7,11 @@ variables are reused by later ``CREATE (s1)-[:T {...}]->(h1)`` clauses, or
 and ``MATCH (a:L {name: '...'}), (b:M {name: '...'}) CREATE (a)-[:T]->(b)``.
 
 This module interprets exactly that data-definition subset, without a
-database: a tokenizer that respects string literals (quotes, backslash
-escapes, comments and backquoted names are never confused with syntax), and a
-small interpreter with Cypher's semantics for the clauses it knows — variables
+database. The text is read by the shared tokenizer, :func:`cypherturn.cypher.tokenize`
+(the one the read-only guard, the parser and the answer extractor use; issue 13), so
+quotes, backslash escapes, comments and backquoted names are never confused with
+syntax and a ``;`` ends a statement exactly where the tokenizer sees one. A small
+interpreter then applies Cypher's semantics for the clauses it knows — variables
 live for one statement, MATCH binds every matching node (rows multiply),
 MERGE matches or creates, ``ON CREATE SET``/``ON MATCH SET`` apply
 accordingly, null properties are not stored. Anything else (WHERE, WITH,
@@ -22,33 +24,50 @@ from __future__ import annotations
 import datetime as dt
 import itertools
 import logging
+import string
 from dataclasses import dataclass, field
 from typing import Any
 
+from cypherturn.cypher import TokenKind
+from cypherturn.cypher import tokenize as cypher_tokenize
 from cypherturn.errors import DatasetError
 from cypherturn.graph import GraphData, NodeRecord, RelationshipRecord
 
-__all__ = ["parse_cypher_script", "tokenize"]
+__all__ = ["Token", "parse_cypher_script", "split_statements", "tokenize"]
 
 log = logging.getLogger(__name__)
 
-_PUNCT2 = ("->", "<-", "+=")
-_PUNCT1 = "()[]{}:,;.=-<>*|+$"
+# The punctuation of the data subset; any other operator the tokenizer knows is refused.
+_PUNCTUATION = frozenset({"->", "<-", "+=", *"()[]{}:,;.=-<>*|+$"})
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", "\\": "\\", "'": "'", '"': '"'}
 
 
 @dataclass(frozen=True, slots=True)
 class Token:
-    """One lexical token: ``kind`` is ``name``, ``string``, ``number``, ``punct`` or ``end``."""
+    """One lexical token of a data script.
+
+    Attributes:
+        kind: ``name`` (a backquoted name without its backticks), ``string`` (decoded),
+            ``number``, ``punct`` or ``end`` (after the last token, or a statement's ``;``).
+        text: the source text; for strings and backquoted names, their decoded value.
+        value: the Python value of a string or number literal, else the name or ``None``.
+        line: 1-based line of the token's first character.
+        start / end: the token's ``[start, end)`` offsets in the script.
+    """
 
     kind: str
     text: str
     value: Any
     line: int
+    start: int = 0
+    end: int = 0
 
 
 def tokenize(text: str, origin: str = "<script>") -> list[Token]:
-    """Split Cypher text into tokens, skipping whitespace and ``//``/``/* */`` comments.
+    """Split a data script into tokens with :func:`cypherturn.cypher.tokenize`, checked for the subset.
+
+    The shared tokenizer runs in its lenient mode, so that every malformed
+    piece is found here and reported with its line rather than as an offset.
 
     Args:
         text: the script.
@@ -58,113 +77,129 @@ def tokenize(text: str, origin: str = "<script>") -> list[Token]:
         The tokens, ending with one ``end`` token.
 
     Raises:
-        DatasetError: an unterminated string, comment or backquoted name, or a
-            character that is not Cypher syntax; the message names the line.
+        DatasetError: an unterminated string, comment or backquoted name, a bad
+            escape or number, or a character or operator that is not in the data
+            subset; the message names the line.
     """
     tokens: list[Token] = []
-    i, line, n = 0, 1, len(text)
-    while i < n:
-        ch = text[i]
-        if ch == "\n":
-            line += 1
-            i += 1
-        elif ch.isspace():
-            i += 1
-        elif text.startswith("//", i):
-            end = text.find("\n", i)
-            i = n if end < 0 else end
-        elif text.startswith("/*", i):
-            end = text.find("*/", i + 2)
-            if end < 0:
-                raise DatasetError(f"{origin}:{line}: unterminated /* comment")
-            line += text.count("\n", i, end)
-            i = end + 2
-        elif ch in "'\"":
-            value, i, lines = _string(text, i, origin, line)
-            tokens.append(Token("string", value, value, line))
-            line += lines
-        elif ch == "`":
-            end = i + 1
-            parts = []
-            while True:
-                close = text.find("`", end)
-                if close < 0:
-                    raise DatasetError(f"{origin}:{line}: unterminated `name`")
-                parts.append(text[end:close])
-                if text.startswith("``", close):
-                    parts.append("`")
-                    end = close + 2
-                    continue
-                break
-            name = "".join(parts)
-            tokens.append(Token("name", name, name, line))
-            i = close + 1
-        elif ch.isdigit():
-            j = i
-            while j < n and text[j].isdigit():
-                j += 1
-            is_float = j + 1 < n and text[j] == "." and text[j + 1].isdigit()
-            if is_float:
-                j += 1
-                while j < n and text[j].isdigit():
-                    j += 1
-            if (
-                j < n
-                and text[j] in "eE"
-                and (
-                    text[j + 1 : j + 2].isdigit()
-                    or (text[j + 1 : j + 2] in "+-" and text[j + 2 : j + 3].isdigit())
-                )
-            ):
-                is_float = True
-                j += 2
-                while j < n and text[j].isdigit():
-                    j += 1
-            literal = text[i:j]
-            tokens.append(
-                Token("number", literal, float(literal) if is_float else int(literal), line)
-            )
-            i = j
-        elif ch.isalpha() or ch == "_":
-            j = i + 1
-            while j < n and (text[j].isalnum() or text[j] == "_"):
-                j += 1
-            tokens.append(Token("name", text[i:j], text[i:j], line))
-            i = j
-        elif text[i : i + 2] in _PUNCT2:
-            tokens.append(Token("punct", text[i : i + 2], None, line))
-            i += 2
-        elif ch in _PUNCT1:
-            tokens.append(Token("punct", ch, None, line))
-            i += 1
+    line, counted = 1, 0
+    for shared in cypher_tokenize(text, lenient=True):
+        start, end, kind, raw = shared.start, shared.end, shared.kind, shared.text
+        line += text.count("\n", counted, start)
+        counted = start
+        # most frequent kinds first: this loop runs once per token of a whole graph
+        if kind is TokenKind.PUNCT:
+            if raw not in _PUNCTUATION:
+                raise DatasetError(f"{origin}:{line}: unexpected character {raw!r}")
+            tokens.append(Token("punct", raw, None, line, start, end))
+        elif kind is TokenKind.NAME:
+            tokens.append(Token("name", raw, raw, line, start, end))
+        elif kind is TokenKind.STRING:
+            value: Any = _string(raw, origin, line)
+            tokens.append(Token("string", value, value, line, start, end))
+        elif kind is TokenKind.NUMBER:
+            tokens.append(Token("number", raw, _number(raw, origin, line), line, start, end))
+        elif kind is TokenKind.QUOTED_NAME:
+            body = raw[1:-1]
+            if len(raw) < 2 or not raw.endswith("`") or "`" in body.replace("``", ""):
+                raise DatasetError(f"{origin}:{line}: unterminated `name`")
+            name = body.replace("``", "`")
+            tokens.append(Token("name", name, name, line, start, end))
         else:
-            raise DatasetError(f"{origin}:{line}: unexpected character {ch!r}")
-    tokens.append(Token("end", "", None, line))
+            # a parameter is kept, so that the interpreter names it: parameters are not data
+            tokens.append(Token("punct", raw, None, line, start, end))
+    tail = tokens[-1].end if tokens else 0
+    opened = _unclosed_comment(text[tail:])
+    if opened is not None:
+        line += text.count("\n", counted, tail + opened)
+        raise DatasetError(f"{origin}:{line}: unterminated /* comment")
+    line += text.count("\n", counted)
+    tokens.append(Token("end", "", None, line, len(text), len(text)))
     return tokens
 
 
-def _string(text: str, start: int, origin: str, line: int) -> tuple[str, int, int]:
-    quote = text[start]
+def _unclosed_comment(gap: str) -> int | None:
+    """Offset of a ``/*`` never closed in ``gap`` (text after the last token), or ``None``.
+
+    The lenient tokenizer lets such a comment swallow the rest of the text; it can
+    only be in this last gap, and it is the first ``/*`` outside a comment with no
+    ``*/`` after it (a name appended after a point inside a comment is no token).
+    """
+    start = gap.find("/*")
+    while start >= 0:
+        outside = cypher_tokenize(gap[:start] + " x", lenient=True) != []
+        if outside and "*/" not in gap[start + 2 :]:
+            return start
+        start = gap.find("/*", start + 1)
+    return None
+
+
+def _string(literal: str, origin: str, line: int) -> str:
+    """The value of a string literal token (quotes included), its escapes decoded."""
+    where = f"{origin}:{line}"
+    quote = literal[0]
     out: list[str] = []
-    i = start + 1
-    while i < len(text):
-        ch = text[i]
+    i, n = 1, len(literal)
+    while i < n:
+        ch = literal[i]
         if ch == quote:
-            return "".join(out), i + 1, text.count("\n", start, i)
+            if i != n - 1:
+                raise DatasetError(f"{where}: unterminated string")
+            return "".join(out)
         if ch == "\\":
-            nxt = text[i + 1 : i + 2]
-            if nxt == "u" and len(text) >= i + 6:
-                out.append(chr(int(text[i + 2 : i + 6], 16)))
+            nxt = literal[i + 1 : i + 2]
+            if nxt == "u":
+                digits = literal[i + 2 : i + 6]
+                if len(digits) != 4 or any(c not in string.hexdigits for c in digits):
+                    raise DatasetError(f"{where}: bad escape \\u{digits} in string")
+                out.append(chr(int(digits, 16)))
                 i += 6
                 continue
             if nxt not in _ESCAPES:
-                raise DatasetError(f"{origin}:{line}: bad escape \\{nxt} in string")
+                raise DatasetError(f"{where}: bad escape \\{nxt} in string")
             out.append(_ESCAPES[nxt])
             i += 2
             continue
         out.append(ch)
         i += 1
-    raise DatasetError(f"{origin}:{line}: unterminated string")
+    raise DatasetError(f"{where}: unterminated string")
+
+
+def _number(literal: str, origin: str, line: int) -> int | float:
+    """The value of a number token: decimal, hex (``0x``) or octal (``0o``), ``_`` allowed."""
+    try:
+        if literal[:2] in ("0x", "0X", "0o", "0O"):
+            return int(literal, 0)
+        if "." in literal or "e" in literal or "E" in literal:
+            return float(literal)
+        return int(literal)
+    except ValueError:
+        raise DatasetError(f"{origin}:{line}: bad number {literal!r}") from None
+
+
+def split_statements(tokens: list[Token]) -> list[list[Token]]:
+    """The statements of a tokenized script: the tokens between ``;`` tokens, empty ones left out.
+
+    Each statement ends with an ``end`` token: the ``;`` that closed it (its text
+    kept, for messages) or the script's own ``end``.
+
+    Args:
+        tokens: :func:`tokenize` output (ending with its ``end`` token).
+
+    Returns:
+        The statements in source order.
+    """
+    statements: list[list[Token]] = []
+    current: list[Token] = []
+    for token in tokens:
+        if token.kind == "end" or (token.kind == "punct" and token.text == ";"):
+            if current:
+                closer = Token("end", token.text, None, token.line, token.start, token.end)
+                statements.append([*current, closer])
+            current = []
+        else:
+            current.append(token)
+    return statements
 
 
 # ---------------------------------------------------------------------------- interpreter
@@ -267,8 +302,8 @@ def _hashable(value: Any) -> Any:
 
 
 class _Interpreter:
-    def __init__(self, tokens: list[Token], origin: str) -> None:
-        self.tokens = tokens
+    def __init__(self, origin: str) -> None:
+        self.tokens: list[Token] = []
         self.pos = 0
         self.origin = origin
         self.store = _Store()
@@ -280,7 +315,9 @@ class _Interpreter:
 
     def next(self) -> Token:
         token = self.tokens[self.pos]
-        self.pos += 1
+        # the statement's end token is never passed, so a truncated clause reads it again
+        if token.kind != "end":
+            self.pos += 1
         return token
 
     def error(self, message: str, token: Token | None = None) -> DatasetError:
@@ -308,18 +345,16 @@ class _Interpreter:
         return token.text
 
     # -- statements and clauses
-    def run(self) -> None:
-        """Interpret every statement of the script."""
-        while self.peek().kind != "end":
-            if self.at(";"):
-                self.next()
-                continue
+    def run(self, statements: list[list[Token]]) -> None:
+        """Interpret the statements of the script (:func:`split_statements`), in order."""
+        for statement in statements:
+            self.tokens, self.pos = statement, 0
             self.statement()
 
     def statement(self) -> None:
-        """One statement: clauses over a table of variable bindings, until ``;`` or the end."""
+        """One statement: clauses over a table of variable bindings, until its ``end`` token."""
         rows: list[dict[str, int]] = [{}]
-        while not (self.at(";") or self.peek().kind == "end"):
+        while self.peek().kind != "end":
             token = self.next()
             keyword = token.text.upper() if token.kind == "name" else token.text
             if keyword == "MATCH":
@@ -593,8 +628,8 @@ def parse_cypher_script(text: str, name: str, origin: str = "<script>") -> Graph
     Raises:
         DatasetError: a syntax error or an unsupported construct, with its line.
     """
-    interpreter = _Interpreter(tokenize(text, origin), origin)
-    interpreter.run()
+    interpreter = _Interpreter(origin)
+    interpreter.run(split_statements(tokenize(text, origin)))
     store = interpreter.store
     nodes = [
         NodeRecord(key, tuple(labels), props)
