@@ -50,13 +50,14 @@ def replay_file(tmp_path: Path, *responses: str) -> str:
 def test_ras_trace_shows_the_engine_error_then_the_repaired_rows(
     people: GraphEngine, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    model = replay_file(tmp_path, f"```cypher\n{FAILING}\n```", REPAIRED)
+    model = replay_file(tmp_path, f"```cypher\n{FAILING}\n```", REPAIRED, REPAIRED)
     code, out, _ = run_cli(
-        capsys, "ask", "Who are the people?", "--graph", people.graph, "--model", model, "-n", "3"
+        capsys, "ask", "Who are the people?", "--graph", people.graph, "--model", model, "-n", "4"
     )
     assert code == 0, out
-    assert "attempt 1/3" in out and "attempt 2/3" in out and "attempt 3/3" not in out
+    assert "attempt 1/4" in out and "attempt 3/4" in out and "attempt 4/4" not in out
     assert "syntax" in out and "Invalid input" in out
+    assert "first answer with these rows" in out and "2 of the answers so far" in out
     assert "Ada" in out and "Alan" in out and "2 rows" in out
 
 

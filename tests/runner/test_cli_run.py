@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 
 from cypherturn.api import official_graph_name
 from cypherturn.cli._bench import bench_app
+from cypherturn.cli._exit import ExitCode
 from cypherturn.errors import ConfigError
 from cypherturn.graph import EmbeddedFalkorDB, open_engine
 from cypherturn.metrics import SCORES_FILE, TurnScore, read_jsonl
@@ -122,7 +123,7 @@ def test_bench_run_plays_imported_official_sessions(cli: typer.Typer, tmp_path: 
     assert "2/2 sessions completed" in ran.output and "EX 1.000 over" in ran.output
 
 
-def test_bench_run_exits_1_when_sessions_are_lost(cli: typer.Typer, tmp_path: Path) -> None:
+def test_bench_run_exits_with_sessions_lost_when_sessions_are_lost(cli: typer.Typer, tmp_path: Path) -> None:
     runner = CliRunner()
     bench, (session,) = _build(cli, tmp_path, 1)
     # one reply: the replay is exhausted at turn 2
@@ -130,7 +131,7 @@ def test_bench_run_exits_1_when_sessions_are_lost(cli: typer.Typer, tmp_path: Pa
     out = tmp_path / "run"
     args = ["bench", "run", str(bench), "--out", str(out), "--model", model]
     lost = runner.invoke(cli, [*args, "--release", str(tmp_path)])
-    assert lost.exit_code == 1, lost.output
+    assert lost.exit_code == ExitCode.SESSIONS_LOST == 4, lost.output
     assert "--release is ignored" in lost.output
     assert "1 sessions lost to infrastructure failures" in lost.output
     kept = json.loads((out / "infra_failures.json").read_text(encoding="utf-8"))

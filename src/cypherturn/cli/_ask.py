@@ -211,6 +211,14 @@ def _attempt_panel(attempt: Attempt, budget: int) -> Panel:
         style = "red"
     if attempt.verdict is not None:
         status += f" [dim]· verdict[/] {_VERDICTS[attempt.verdict]}"
+    if attempt.votes is not None:
+        status += (
+            f" [dim]· vote[/] {attempt.votes} of the answers so far return these rows"
+            if attempt.votes > 1
+            else " [dim]· vote[/] first answer with these rows"
+        )
+    if attempt.temperature is not None:
+        status += f" [dim]· T={attempt.temperature:g}[/]"
     tokens = f"{attempt.prompt_tokens}+{attempt.completion_tokens} tokens, {attempt.model_latency_s:.1f} s"
     return Panel(
         Group(*_grounding_lines(attempt), query, Text.from_markup(status)),
