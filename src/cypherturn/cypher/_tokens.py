@@ -53,6 +53,9 @@ _PUNCTUATION = (
     "<", ">", "+", "-", "*", "/", "%", "^", "!",
 )  # fmt: skip
 
+_TWO_CHARACTER = frozenset(p for p in _PUNCTUATION if len(p) == 2)
+_ONE_CHARACTER = frozenset(p for p in _PUNCTUATION if len(p) == 1)
+
 OPENERS = {"(": ")", "[": "]", "{": "}"}
 """Opening delimiters and their closers; nesting depth is counted over these."""
 
@@ -221,7 +224,9 @@ def tokenize(query: str, *, lenient: bool = False) -> list[Token]:
                 raise CypherParseError(f"parameter without a name at offset {i}")
             kind = TokenKind.PARAMETER
         else:
-            symbol = next((p for p in _PUNCTUATION if query.startswith(p, i)), None)
+            # a set lookup, longest first: the scan over every symbol dominated loading big scripts
+            pair = query[i : i + 2]
+            symbol = pair if pair in _TWO_CHARACTER else (ch if ch in _ONE_CHARACTER else None)
             if symbol is None:
                 if not lenient:
                     raise CypherParseError(f"unexpected character {ch!r} at offset {i}")
