@@ -25,12 +25,14 @@ from cypherturn.grounding._index import (
     PropertyValues,
     graph_index,
 )
+from cypherturn.grounding._repair import MAX_REPAIR_ROUNDS, repair_query
 
 __all__ = [
     "DEFAULT_VALUE_BUDGET_CHARS",
     "FINDING_CODES",
     "GRAMMAR_KEYWORDS",
     "LOW_CARDINALITY",
+    "MAX_REPAIR_ROUNDS",
     "CheckReport",
     "Edit",
     "Finding",
@@ -44,5 +46,6 @@ __all__ = [
     "flip_relationship",
     "graph_index",
     "query_facts",
+    "repair_query",
     "schema_grammar",
 ]

@@ -50,6 +50,7 @@ from cypherturn.grounding import (
     check_values,
     error_hint,
     graph_index,
+    repair_query,
     schema_grammar,
 )
 from cypherturn.models import ChatMessage, ChatModel, ChatResponse
@@ -81,7 +82,6 @@ _RANK: dict[Verdict, int] = {
     "explained_empty": 1,
     "error": 0,
 }
-_MAX_REPAIR_ROUNDS = 3
 
 
 def _engine_message(message: str) -> str:
@@ -256,15 +256,10 @@ class GroundedStrategy:
         original = extract_cypher(response.text)
         query = original
         repairs: list[Finding] = []
-        report = self._check(query, index) if query else CheckReport(parsed=False)
         if self.parts.repair:
-            for _ in range(_MAX_REPAIR_ROUNDS):
-                repaired, applied = apply_edits(query, report.findings)
-                if not applied:
-                    break
-                repairs += applied
-                query = repaired
-                report = self._check(query, index)
+            query, repairs, report = repair_query(query, index)
+        else:
+            report = self._check(query, index) if query else CheckReport(parsed=False)
         findings = list(report.findings) if self.parts.check else []
         result: QueryResult | None = None
         error_class: ErrorClass | None = None
