@@ -5,6 +5,7 @@ EXECUTE_CYPHER, INSPECT_SCHEMA, SEARCH_VALUES, ASK_USER and SUBMIT_ANSWER. The
 protocols in :mod:`cypherturn.protocols` drive the loop.
 """
 
+from cypherturn.agent._grounding import GROUNDING_CHECKS, AgentGrounding
 from cypherturn.agent._observe import (
     CURRENT_TURN_ROWS,
     EXECUTE_TIMEOUT_S,
@@ -32,6 +33,7 @@ __all__ = [
     "CURRENT_TURN_ROWS",
     "EXECUTE_TIMEOUT_S",
     "FALLBACK_REPLY",
+    "GROUNDING_CHECKS",
     "IMPATIENCE_AFTER",
     "REJECTIONS",
     "SEARCH_LIMIT",
@@ -39,6 +41,7 @@ __all__ = [
     "ActionCall",
     "ActionExecutor",
     "ActionStep",
+    "AgentGrounding",
     "Observation",
     "ParseFailure",
     "SimIntent",

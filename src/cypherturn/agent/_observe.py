@@ -5,6 +5,10 @@ rows; INSPECT_SCHEMA lists every label with its typed properties and every
 relationship type with its source and target labels; SEARCH_VALUES returns up
 to 10 stored values found by the cascade CONTAINS -> STARTS WITH -> per-word
 CONTAINS (all case-insensitive).
+
+With :class:`~cypherturn.agent.AgentGrounding` parts on, EXECUTE_CYPHER and
+SUBMIT_ANSWER also go through ``ras+``'s schema check, repairs and value
+grounding; the observation then says in plain words what was repaired and found.
 """
 
 from __future__ import annotations
@@ -13,10 +17,23 @@ import json
 import time
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
+from cypherturn.agent._grounding import AgentGrounding
 from cypherturn.errors import ErrorClass, QueryError
-from cypherturn.graph import GraphEngine, GraphSchema, cypher_name
+from cypherturn.graph import GraphEngine, GraphSchema, QueryResult, cypher_name
+from cypherturn.grounding import (
+    CheckReport,
+    Finding,
+    GraphIndex,
+    apply_edits,
+    check_query,
+    check_values,
+    error_hint,
+    graph_index,
+    repair_query,
+)
+from cypherturn.strategies import looks_empty
 
 __all__ = [
     "CURRENT_TURN_ROWS",
@@ -45,6 +62,10 @@ class Observation(BaseModel):
         error_class: the query's failure class when EXECUTE_CYPHER failed.
         rows: rows the query or search returned (before truncation).
         latency_s: wall time of the engine work, seconds.
+        query: the query that ran or was submitted, when grounding repaired the
+            model's (``None``: the model's own).
+        repairs: the grounding repairs applied, in order (each finding with its edit).
+        findings: what the schema and value checks found in the final query.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -54,6 +75,9 @@ class Observation(BaseModel):
     error_class: ErrorClass | None = None
     rows: int | None = None
     latency_s: float = 0.0
+    query: str | None = None
+    repairs: list[Finding] = Field(default_factory=list)
+    findings: list[Finding] = Field(default_factory=list)
 
 
 def _cell(value: Any) -> str:
@@ -134,6 +158,7 @@ class ActionExecutor:
         self._timeout_s = timeout_s
         self._row_limit = row_limit
         self._schema = schema
+        self._index: GraphIndex | None = None
 
     @property
     def schema(self) -> GraphSchema:
@@ -142,33 +167,122 @@ class ActionExecutor:
             self._schema = self._engine.schema()
         return self._schema
 
-    def execute_cypher(self, query: str) -> Observation:
+    @property
+    def index(self) -> GraphIndex:
+        """The grounding index of the graph (:func:`~cypherturn.grounding.graph_index`, cached)."""
+        if self._index is None:
+            self._index = graph_index(self._engine)
+        return self._index
+
+    def execute_cypher(self, query: str, grounding: AgentGrounding | None = None) -> Observation:
         """Run a query read-only and render its first rows, or the engine's error.
 
         Args:
             query: the Cypher text.
+            grounding: the grounding parts to apply (``None`` or all off: the
+                paper's action, the query run as written).
 
         Returns:
             The observation; a failed query gives ``ok=False`` with the engine's
-            own message and its :class:`ErrorClass`.
+            own message and its :class:`ErrorClass`. With grounding, the repairs
+            and findings follow the result in the text and are kept in the fields.
 
         Raises:
             EngineConnectionError: the engine is unreachable (an infrastructure fault).
         """
-        started = time.perf_counter()
+        if grounding is None or not grounding.active:
+            started = time.perf_counter()
+            result, error = self._run(query)
+            return self._observed(result, error, time.perf_counter() - started)
+        return self._grounded(query, grounding, submit=False)
+
+    def submit_answer(self, query: str, grounding: AgentGrounding | None = None) -> Observation:
+        """SUBMIT_ANSWER: the submission as the prediction, grounded like EXECUTE_CYPHER.
+
+        Without grounding nothing runs (the paper's action). With ``check`` or
+        ``repair`` the submission is checked and repaired; with ``values`` it is
+        also run, and an empty result gets the value check (and, with
+        ``repair``, a substituted stored value when the repaired query runs).
+
+        Args:
+            query: the submitted Cypher text.
+            grounding: the grounding parts to apply.
+
+        Returns:
+            ``Submitted.`` and, with grounding, what was repaired and found;
+            :attr:`Observation.query` is the submission to score when it was repaired.
+
+        Raises:
+            EngineConnectionError: the engine is unreachable.
+        """
+        if grounding is None or not grounding.active:
+            return Observation(text="Submitted.")
+        return self._grounded(query, grounding, submit=True)
+
+    def _run(self, query: str) -> tuple[QueryResult | None, QueryError | None]:
         try:
-            result = self._engine.execute(query, timeout_s=self._timeout_s)
+            return self._engine.execute(query, timeout_s=self._timeout_s), None
         except QueryError as e:
+            return None, e
+
+    def _observed(
+        self, result: QueryResult | None, error: QueryError | None, latency_s: float
+    ) -> Observation:
+        if result is None:
+            assert error is not None
             return Observation(
-                text=f"Error: {e.engine_message}",
+                text=f"Error: {error.engine_message}",
                 ok=False,
-                error_class=e.error_class,
-                latency_s=time.perf_counter() - started,
+                error_class=error.error_class,
+                latency_s=latency_s,
             )
         return Observation(
             text=render_rows(result.columns, result.rows, self._row_limit),
             rows=len(result.rows),
-            latency_s=time.perf_counter() - started,
+            latency_s=latency_s,
+        )
+
+    def _grounded(self, query: str, grounding: AgentGrounding, *, submit: bool) -> Observation:
+        """The ``ras+`` attempt logic (strategies/_grounded.py) applied to one action's query.
+
+        Runs the query unless it is a submission without ``values``; a submission's
+        observation is ``Submitted.`` with the notes (the turn ends, nothing to show).
+        """
+        started = time.perf_counter()
+        original, index = query, self.index
+        repairs: list[Finding] = []
+        if grounding.repair:
+            query, repairs, report = repair_query(query, index)
+        else:
+            report = check_query(query, index) if grounding.check else CheckReport(parsed=True)
+        findings = list(report.findings) if grounding.check else []
+        hint: str | None = None
+        observed = Observation(text="Submitted.")
+        if not submit or grounding.values:
+            result, error = self._run(query)
+            if result is not None and grounding.values and looks_empty(result):
+                value_findings = check_values(query, index)
+                if grounding.repair:
+                    repaired, applied = apply_edits(query, value_findings)
+                    rerun, _ = self._run(repaired) if applied else (None, None)
+                    if rerun is not None:
+                        repairs += applied
+                        query, result = repaired, rerun
+                        value_findings = check_values(query, index) if looks_empty(rerun) else []
+                findings += value_findings
+            if error is not None and grounding.check:
+                hint = error_hint(_engine_message(error.engine_message))
+            if not submit:
+                observed = self._observed(result, error, 0.0)
+        notes = _grounding_notes(original, query, repairs, findings, hint, submit=submit)
+        return observed.model_copy(
+            update={
+                "text": observed.text + ("\n" + notes if notes else ""),
+                "latency_s": time.perf_counter() - started,
+                "query": query if query != original else None,
+                "repairs": repairs,
+                "findings": findings,
+            }
         )
 
     def inspect_schema(self) -> Observation:
@@ -248,3 +362,35 @@ class ActionExecutor:
         return Observation(
             text="No matching values.", rows=0, latency_s=time.perf_counter() - started
         )
+
+
+def _engine_message(message: str) -> str:
+    """The engine's message without the echo of the query (FalkorDB's ``errCtx``)."""
+    return message.split(" errCtx:", 1)[0].removeprefix("errMsg: ").strip()
+
+
+def _grounding_notes(
+    original: str,
+    query: str,
+    repairs: list[Finding],
+    findings: list[Finding],
+    hint: str | None,
+    *,
+    submit: bool,
+) -> str:
+    """What grounding did to one query, in plain words ("" when it did nothing)."""
+    lines: list[str] = []
+    if repairs:
+        done = "submitting" if submit else "running"
+        lines.append(f"The harness repaired your query before {done} it:")
+        for finding in repairs:
+            assert finding.edit is not None
+            lines.append(f"- {finding.message} (changed to {finding.edit.replacement!r})")
+        if query != original:
+            lines.append(f"The query {'submitted' if submit else 'that ran'}: {query}")
+    if hint:
+        lines.append(f"Hint: {hint}")
+    if findings:
+        lines.append("Checking the query against the graph's schema and stored values found:")
+        lines.extend(f"- {finding.message}" for finding in findings)
+    return "\n".join(lines)

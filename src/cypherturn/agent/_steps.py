@@ -7,6 +7,7 @@ from enum import StrEnum
 from pydantic import BaseModel, ConfigDict, Field
 
 from cypherturn.errors import ErrorClass
+from cypherturn.grounding import Finding
 from cypherturn.metrics import Action
 from cypherturn.models import ToolCall
 
@@ -56,6 +57,13 @@ class ActionStep(BaseModel):
         repaired: the text-format reply was read only after repair
             (:attr:`cypherturn.agent.ActionCall.repaired`); ``False`` in logs
             written before the field existed.
+        original_payload: the model's own query when grounding repaired it
+            (``payload`` is then the query that ran or was submitted); ``None`` otherwise.
+        grounding_repairs: the grounding repairs applied to the query, in order
+            (each finding with its edit; :class:`~cypherturn.agent.AgentGrounding`).
+        grounding_findings: what the schema and value checks found in the final query.
+        (The three grounding fields default to empty, so logs written before them
+        read unchanged.)
     """
 
     model_config = ConfigDict(frozen=True)
@@ -78,3 +86,6 @@ class ActionStep(BaseModel):
     budget_remaining: int = Field(default=0, ge=0)
     tool_call: ToolCall | None = None
     repaired: bool = False
+    original_payload: str | None = None
+    grounding_repairs: list[Finding] = Field(default_factory=list)
+    grounding_findings: list[Finding] = Field(default_factory=list)

@@ -1,9 +1,10 @@
 """In-process GGUF chat models through llama-cpp-python, and the bundled default model.
 
 Besides plain completion the model streams (``on_token``), decodes under a
-llama.cpp GBNF grammar (``grammar``) and keeps the evaluated prompt prefix on
-disk (:mod:`cypherturn.models._prefix_cache`), so that a new process does not
-evaluate a known system prompt again.
+llama.cpp GBNF grammar (``grammar``), stops at given sequences (``stop``) or
+when the completion starts repeating itself (``repetition_guard``), and keeps
+the evaluated prompt prefix on disk (:mod:`cypherturn.models._prefix_cache`),
+so that a new process does not evaluate a known system prompt again.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import ctypes
 import importlib.util
 import json
 import logging
+import math
 import os
 import tempfile
 import threading
@@ -54,6 +56,7 @@ __all__ = [
     "DEFAULT_N_CTX",
     "GGUFChatModel",
     "default_model_path",
+    "repetition_tail",
     "tool_call_schema",
 ]
 
@@ -388,19 +391,83 @@ def _compile_grammar(loaded: _Loaded, grammar: str) -> Any:
     return compiled
 
 
-def _streamed(chunks: Iterable[Any], on_token: Callable[[str], None]) -> tuple[str, str | None]:
+REPETITION_MIN_CHARS = 96
+"""Characters of exact periodic repetition at the end of a completion that stop it."""
+REPETITION_MIN_REPEATS = 3
+"""Copies of the repeated unit at least (a long unit needs this many, a short one more)."""
+REPETITION_MAX_PERIOD = 256
+"""Longest repeated unit looked for, characters (about three lines of a result table)."""
+_CHECK_EVERY_CHARS = 16
+"""The guard looks at the text again once this many characters arrived (or a newline)."""
+
+
+def repetition_tail(
+    text: str,
+    *,
+    min_chars: int = REPETITION_MIN_CHARS,
+    min_repeats: int = REPETITION_MIN_REPEATS,
+    max_period: int = REPETITION_MAX_PERIOD,
+) -> tuple[int, int] | None:
+    """Whether ``text`` ends in a runaway repetition, and of what.
+
+    The end of the text is a runaway when it is one unit of ``p`` characters
+    repeated exactly, back to back, at least ``max(min_repeats, ceil(min_chars / p))``
+    times: the same line over and over, or the same columns listed again and again.
+    The shortest such unit is reported. Near-repetition (a counter that
+    increments, distinct rows) is not a runaway.
+
+    Args:
+        text: the completion so far.
+        min_chars: repeated characters at least (short units need more copies).
+        min_repeats: copies at least, whatever the unit's length.
+        max_period: longest unit considered, characters.
+
+    Returns:
+        ``(unit length in characters, copies)``, or ``None`` when the text does not
+        end in such a repetition.
+    """
+    for period in range(1, min(max_period, len(text) // min_repeats) + 1):
+        need = max(min_repeats, math.ceil(min_chars / period))
+        if period * need > len(text):
+            continue
+        unit = text[-period:]
+        if not text.endswith(unit * need):
+            continue
+        copies = need
+        while text.endswith(unit * (copies + 1)):
+            copies += 1
+        return period, copies
+    return None
+
+
+def _streamed(
+    chunks: Iterable[Any],
+    on_token: Callable[[str], None] | None,
+    guard: bool = False,
+) -> tuple[str, str | None]:
     """Read a ``create_chat_completion(stream=True)`` iterator: the text and the finish reason.
 
-    Each non-empty content delta goes to ``on_token`` as it arrives.
+    Each non-empty content delta goes to ``on_token`` as it arrives. With
+    ``guard``, reading stops as soon as the text ends in a runaway repetition
+    (:func:`repetition_tail`); the finish reason is then ``repetition``, and the
+    caller must close the iterator so llama.cpp stops generating.
     """
     pieces: list[str] = []
     finish_reason: str | None = None
+    text, checked = "", 0
     for chunk in chunks:
         choice = chunk["choices"][0]
         piece = choice.get("delta", {}).get("content")
         if piece:
             pieces.append(piece)
-            on_token(piece)
+            if on_token is not None:
+                on_token(piece)
+            if guard:
+                text += piece
+                if len(text) - checked >= _CHECK_EVERY_CHARS or "\n" in piece:
+                    checked = len(text)
+                    if repetition_tail(text) is not None:
+                        return text, "repetition"
         finish_reason = choice.get("finish_reason") or finish_reason
     return "".join(pieces), finish_reason
 
@@ -587,6 +654,8 @@ class GGUFChatModel:
         tools: Sequence[ToolSpec] | None = None,
         grammar: str | None = None,
         on_token: Callable[[str], None] | None = None,
+        stop: Sequence[str] = (),
+        repetition_guard: bool = False,
     ) -> ChatResponse:
         """Complete a chat with the model's own chat template.
 
@@ -606,6 +675,12 @@ class GGUFChatModel:
                 (``create_chat_completion(stream=True)``); the pieces concatenate
                 to ``text``. Token counts are then the prompt's tokens and the
                 completion text re-tokenized, as streamed chunks carry no usage.
+            stop: stop sequences (llama.cpp's ``stop``): generation ends before the
+                first of them, which is not part of ``text`` (``finish_reason="stop"``).
+            repetition_guard: stop generating once the completion ends in a runaway
+                repetition (:func:`repetition_tail`), ``finish_reason="repetition"``;
+                ``text`` keeps what was generated. The call then streams internally,
+                so token counts are computed as with ``on_token``.
 
         Returns:
             The completion with token counts from llama.cpp's usage figures, the
@@ -629,6 +704,9 @@ class GGUFChatModel:
         extra: dict[str, Any] = {}
         if tools:
             extra["response_format"] = {"type": "json_object", "schema": tool_call_schema(tools)}
+        if stop:
+            extra["stop"] = list(stop)
+        stream = on_token is not None or repetition_guard
         started = time.perf_counter()
         with loaded.lock:
             if grammar is not None:
@@ -641,10 +719,14 @@ class GGUFChatModel:
                     temperature=temperature,
                     max_tokens=max_tokens,
                     seed=seed,
-                    stream=on_token is not None,
+                    stream=stream,
                     **extra,
                 )
-                streamed = _streamed(raw, on_token) if on_token is not None else None
+                streamed = _streamed(raw, on_token, repetition_guard) if stream else None
+                if streamed is not None:
+                    # ends generation now (a guard stop leaves the generator suspended),
+                    # under the lock, before another call uses the context
+                    raw.close()
             except ValueError as e:
                 if "context window" in str(e):
                     raise ContextLengthError(f"{self._spec}: {e}") from e

@@ -29,10 +29,13 @@ from cypherturn.protocols._guided import (
 )
 from cypherturn.protocols._loop import (
     CUT_OFF,
+    OBSERVATION_STOPS,
+    REPEATING,
     AskHandler,
     LoopResult,
     ModelCaller,
     StepSink,
+    observation_message,
     run_action_loop,
 )
 from cypherturn.protocols._prompts import (
@@ -47,6 +50,7 @@ from cypherturn.protocols._settings import (
     BUDGET_MULTIPLIERS,
     GUIDED_ACTIONS,
     ActionFormat,
+    Framing,
     ProtocolSettings,
     TurnOutcome,
 )
@@ -67,11 +71,14 @@ __all__ = [
     "GUIDED_ACTIONS",
     "HISTORY_RESULT_CHARS",
     "HISTORY_ROWS",
+    "OBSERVATION_STOPS",
     "PROMPT_NAMES",
     "PROMPT_VERSION",
     "PROTOCOL_VARIANTS",
+    "REPEATING",
     "ActionFormat",
     "AskHandler",
+    "Framing",
     "LoopResult",
     "ModelCaller",
     "PromptSet",
@@ -92,6 +99,7 @@ __all__ = [
     "guided_history",
     "guided_reply",
     "load_prompts",
+    "observation_message",
     "play_agentic",
     "play_guided",
     "play_session",

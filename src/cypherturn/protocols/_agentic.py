@@ -168,6 +168,9 @@ def play_agentic(
             on_step=env.on_step,
             footer=lambda left: f"Budget left: {left} actions.",
             on_schema=keep_schema,
+            grounding=settings.grounding,
+            framing=settings.framing,
+            guards=settings.decoding_guards,
         )
         remaining -= len(result.steps)
         outcome = TurnOutcome(

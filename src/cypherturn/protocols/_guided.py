@@ -129,6 +129,9 @@ def play_guided(
             ask=_scripted(turn),
             on_step=env.on_step,
             footer=lambda left: f"Actions left for this question: {left}.",
+            grounding=env.settings.grounding,
+            framing=env.settings.framing,
+            guards=env.settings.decoding_guards,
         )
         outcome = TurnOutcome(
             turn=turn.turn_index,

@@ -10,6 +10,11 @@ turn, or ``None``.
 
 Transient endpoint failures are retried by the model layer
 (:class:`cypherturn.models.RetryPolicy`), not here.
+
+Harness settings beyond the paper (issue 16; each off by default, see
+:class:`~cypherturn.protocols.ProtocolSettings`): grounding of EXECUTE_CYPHER and
+SUBMIT_ANSWER, the explicit observation framing, and GGUF decoding guards (stop
+at the observation headers, stop a completion that repeats itself).
 """
 
 from __future__ import annotations
@@ -23,6 +28,8 @@ from cypherturn.agent import (
     ActionCall,
     ActionExecutor,
     ActionStep,
+    AgentGrounding,
+    Observation,
     ParseFailure,
     TurnEnd,
     parse_action,
@@ -31,14 +38,25 @@ from cypherturn.agent import (
 )
 from cypherturn.errors import ContextLengthError
 from cypherturn.metrics import Action
-from cypherturn.models import ChatMessage, ChatModel, ChatResponse, ToolCall, ToolSpec
+from cypherturn.models import (
+    ChatMessage,
+    ChatModel,
+    ChatResponse,
+    GGUFChatModel,
+    ToolCall,
+    ToolSpec,
+)
+from cypherturn.protocols._settings import Framing
 
 __all__ = [
     "CUT_OFF",
+    "OBSERVATION_STOPS",
+    "REPEATING",
     "AskHandler",
     "LoopResult",
     "ModelCaller",
     "StepSink",
+    "observation_message",
     "run_action_loop",
     "turn_end",
 ]
@@ -49,6 +67,17 @@ AskHandler = Callable[[str, int], tuple[str, int]]
 """``(question, asks_before_in_turn) -> (reply, simulator_tokens)``."""
 StepSink = Callable[[ActionStep], None]
 """Receives every step as soon as it is taken (the runner appends it to the log)."""
+
+OBSERVATION_STOPS = (
+    "Observation:",
+    "Observation from the",
+    "[Query Result]",
+    "\nUser:",
+    "\nAssistant:",
+)
+"""Stop sequences of the decoding guards: the headers the harness writes before what the
+model did not write (observations, the guided history's results and user lines). A model
+that starts writing one is imitating the environment instead of acting."""
 
 
 class ModelCaller:
@@ -75,14 +104,29 @@ class ModelCaller:
         self._max_tokens = max_tokens
         self._seed = seed
 
-    def __call__(self, messages: list[ChatMessage]) -> ChatResponse:
+    def __call__(self, messages: list[ChatMessage], *, guards: bool = False) -> ChatResponse:
         """Complete a chat.
+
+        Args:
+            messages: the context.
+            guards: on a GGUF model, stop at :data:`OBSERVATION_STOPS` and at runaway
+                repetition (``finish_reason="repetition"``); other models ignore it.
 
         Raises:
             ModelUnavailableError: the model failed for good (an infrastructure
                 failure; transient ones only after the model's own retries).
             ModelResponseError: the endpoint answered without a usable completion.
         """
+        if guards and isinstance(self.model, GGUFChatModel):
+            return self.model.chat(
+                messages,
+                temperature=self._temperature,
+                max_tokens=self._max_tokens,
+                seed=self._seed,
+                tools=self.tools,
+                stop=OBSERVATION_STOPS,
+                repetition_guard=True,
+            )
         return self.model.chat(
             messages,
             temperature=self._temperature,
@@ -147,6 +191,12 @@ CUT_OFF = (
 )
 """Observation for a reply that hit the token cap without a complete action."""
 
+REPEATING = (
+    "Your reply started repeating itself and was stopped before it named a complete action. "
+    "Reply with one action and nothing else."
+)
+"""Observation for a reply the repetition guard stopped without a complete action."""
+
 
 def _read_action(
     response: ChatResponse, tools_offered: bool
@@ -156,6 +206,8 @@ def _read_action(
         parsed = parse_action(response.text)
         if isinstance(parsed, ParseFailure) and response.finish_reason == "length":
             return ParseFailure(message=CUT_OFF), None, ""
+        if isinstance(parsed, ParseFailure) and response.finish_reason == "repetition":
+            return ParseFailure(message=REPEATING), None, ""
         if isinstance(parsed, ParseFailure) and tools_offered:
             message = f"{parsed.message} Or call exactly one of the tools."
             return ParseFailure(message=message), None, ""
@@ -181,6 +233,9 @@ def run_action_loop(
     on_step: StepSink,
     footer: Callable[[int], str],
     on_schema: Callable[[str], None] | None = None,
+    grounding: AgentGrounding | None = None,
+    framing: Framing = Framing.PAPER,
+    guards: bool = False,
 ) -> LoopResult:
     """Play one turn: up to ``max_actions`` steps, stopping at the first SUBMIT_ANSWER.
 
@@ -195,6 +250,9 @@ def run_action_loop(
         on_step: receives each step as it happens.
         footer: text appended to each observation given the units left.
         on_schema: called with the INSPECT_SCHEMA text (Agentic-PS keeps it).
+        grounding: grounding parts for EXECUTE_CYPHER and SUBMIT_ANSWER (``None``: none).
+        framing: how observations are introduced (:func:`observation_message`).
+        guards: GGUF decoding guards (:meth:`ModelCaller.__call__`).
 
     Returns:
         The :class:`LoopResult`; a context that outgrows the model's window ends
@@ -208,7 +266,8 @@ def run_action_loop(
     asks = 0
     for index in range(1, max_actions + 1):
         try:
-            response = call(messages)
+            # callers without guard support (test doubles of ModelCaller) get the plain call
+            response = call(messages, guards=True) if guards else call(messages)
         except ContextLengthError as e:
             # the model cannot take another action with this context; later turns
             # start from a fresh one, so only this turn ends
@@ -235,11 +294,12 @@ def run_action_loop(
         else:
             messages.append(ChatMessage(role="assistant", content=answer or response.text))
         if isinstance(parsed, ActionCall):
-            record = base.model_copy(update=_perform(parsed, executor, ask, asks, on_schema))
+            update = _perform(parsed, executor, ask, asks, on_schema, grounding)
+            record = base.model_copy(update=update)
             if parsed.action is Action.ASK_USER:
                 asks += 1
             elif parsed.action is Action.EXECUTE_CYPHER:
-                result.last_executed = parsed.payload
+                result.last_executed = record.payload
         else:
             record = base.model_copy(update={"observation": parsed.message, "ok": False})
         result.steps.append(record)
@@ -247,13 +307,48 @@ def run_action_loop(
         if record.action is Action.SUBMIT_ANSWER:
             result.submitted = record.payload
             break
-        if tool_call is not None:
-            content = f"{record.observation}{note}\n\n{footer(record.budget_remaining)}"
-            messages.append(ChatMessage(role="tool", content=content, tool_call_id=tool_call.id))
-        else:
-            observation = f"Observation:\n{record.observation}\n\n{footer(record.budget_remaining)}"
-            messages.append(ChatMessage(role="user", content=observation))
+        messages.append(
+            observation_message(
+                record, f"{note}\n\n{footer(record.budget_remaining)}", tool_call, framing
+            )
+        )
     return result
+
+
+_SOURCES: dict[Action | None, str] = {
+    Action.EXECUTE_CYPHER: "the database",
+    Action.INSPECT_SCHEMA: "the database",
+    Action.SEARCH_VALUES: "the database",
+    Action.ASK_USER: "the user",
+    None: "the harness (your reply was not read as an action)",
+}
+
+
+def observation_message(
+    step: ActionStep, tail: str, tool_call: ToolCall | None, framing: Framing
+) -> ChatMessage:
+    """The message that gives the model a step's observation.
+
+    Args:
+        step: the step (its observation text is the content, as the paper has it).
+        tail: appended after the observation (the ignored-calls note and the budget footer).
+        tool_call: the tool call answered (``None``: text format, a ``user`` message).
+        framing: ``paper``: ``Observation:`` before the text in the text format, the bare
+            text as the tool reply; ``explicit``: in both formats a header naming the
+            source, ``Observation from the database (not written by you):``.
+
+    Returns:
+        A ``tool`` message answering ``tool_call``, else a ``user`` message.
+    """
+    if framing is Framing.EXPLICIT:
+        source = _SOURCES.get(step.action, "the harness")
+        head = f"Observation from {source} (not written by you):\n"
+    else:
+        head = "" if tool_call is not None else "Observation:\n"
+    content = f"{head}{step.observation}{tail}"
+    if tool_call is not None:
+        return ChatMessage(role="tool", content=content, tool_call_id=tool_call.id)
+    return ChatMessage(role="user", content=content)
 
 
 def _perform(
@@ -262,6 +357,7 @@ def _perform(
     ask: AskHandler,
     asks: int,
     on_schema: Callable[[str], None] | None,
+    grounding: AgentGrounding | None,
 ) -> dict[str, object]:
     """The step fields an action sets (its payload and observation)."""
     fields: dict[str, object] = {
@@ -270,14 +366,16 @@ def _perform(
         "repaired": call.repaired,
     }
     if call.action is Action.SUBMIT_ANSWER:
-        fields["observation"] = "Submitted."
-        return fields
+        obs = executor.submit_answer(call.payload, grounding)
+        fields.update(observation=obs.text, execution_latency_s=obs.latency_s)
+        return {**fields, **_grounded_fields(call, obs)}
     if call.action is Action.ASK_USER:
         reply, tokens = ask(call.payload, asks)
         fields.update(observation=f"User: {reply}", simulator_tokens=tokens)
         return fields
     if call.action is Action.EXECUTE_CYPHER:
-        obs = executor.execute_cypher(call.payload)
+        obs = executor.execute_cypher(call.payload, grounding)
+        fields.update(_grounded_fields(call, obs))
     elif call.action is Action.INSPECT_SCHEMA:
         obs = executor.inspect_schema()
         if on_schema is not None:
@@ -291,4 +389,15 @@ def _perform(
         rows=obs.rows,
         execution_latency_s=obs.latency_s,
     )
+    return fields
+
+
+def _grounded_fields(call: ActionCall, obs: Observation) -> dict[str, object]:
+    """What grounding changed: the query that ran or was submitted, the repairs, the findings."""
+    fields: dict[str, object] = {
+        "grounding_repairs": obs.repairs,
+        "grounding_findings": obs.findings,
+    }
+    if obs.query is not None:
+        fields.update(payload=obs.query, original_payload=call.payload)
     return fields

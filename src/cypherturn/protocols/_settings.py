@@ -4,10 +4,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
-from cypherturn.agent import ActionStep, TurnEnd
+from cypherturn.agent import ActionStep, AgentGrounding, TurnEnd
 from cypherturn.metrics import ProtocolName
 from cypherturn.protocols._variants import PROTOCOL_VARIANTS, Variant
 
@@ -15,6 +24,7 @@ __all__ = [
     "BUDGET_MULTIPLIERS",
     "GUIDED_ACTIONS",
     "ActionFormat",
+    "Framing",
     "ProtocolSettings",
     "TurnOutcome",
 ]
@@ -36,6 +46,25 @@ class ActionFormat(StrEnum):
     without a tool call is still read as text."""
 
 
+class Framing(StrEnum):
+    """How an observation is introduced to the model (the observation text itself is the paper's)."""
+
+    PAPER = "paper"
+    """``Observation:`` before the text (text format), the bare text as the tool reply (tools)."""
+    EXPLICIT = "explicit"
+    """A header naming its source and saying it is not the model's own writing, e.g.
+    ``Observation from the database (not written by you):`` (both formats); small
+    models otherwise continue the observation format instead of acting (issue 16)."""
+
+
+_HARNESS_DEFAULTS: dict[str, Any] = {
+    "grounding": AgentGrounding(),
+    "framing": Framing.PAPER,
+    "decoding_guards": False,
+}
+"""Settings added after runs were recorded, with the values those runs played under."""
+
+
 class ProtocolSettings(BaseModel):
     """How sessions are played.
 
@@ -50,6 +79,17 @@ class ProtocolSettings(BaseModel):
         max_tokens: completion cap per action step, tokens.
         seed: sampling seed passed to the model.
         action_format: text-format actions or native tool calling.
+        grounding: which of ``ras+``'s grounding parts act on EXECUTE_CYPHER and
+            SUBMIT_ANSWER (default none: the paper's agent).
+        framing: how observations are introduced (default the paper's).
+        decoding_guards: GGUF models stop at the harness's observation headers
+            (:data:`~cypherturn.protocols.OBSERVATION_STOPS`) and when the completion
+            repeats itself (``finish_reason="repetition"``); other models ignore it.
+
+    ``grounding``, ``framing`` and ``decoding_guards`` are left out of the serialized
+    settings while they hold their defaults, so a run recorded before they existed
+    keeps its configuration digest and resumes; a run with any of them changed
+    records it in ``bench_config.json``.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -61,6 +101,17 @@ class ProtocolSettings(BaseModel):
     max_tokens: int = Field(default=512, ge=1)
     seed: int | None = None
     action_format: ActionFormat = ActionFormat.TEXT
+    grounding: AgentGrounding = Field(default_factory=AgentGrounding)
+    framing: Framing = Framing.PAPER
+    decoding_guards: bool = False
+
+    @model_serializer(mode="wrap")
+    def _compact(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        for name, default in _HARNESS_DEFAULTS.items():
+            if getattr(self, name) == default:
+                data.pop(name, None)
+        return data
 
     @field_validator("variant")
     @classmethod
