@@ -54,6 +54,7 @@ def play(
     sim_replies: list[str] | None = None,
     action_format: ActionFormat = ActionFormat.TEXT,
     prior: Sequence[TurnOutcome] = (),
+    **settings: Any,
 ) -> Played:
     model = ReplayChatModel(replies)
     prompts = load_prompts()
@@ -69,7 +70,11 @@ def play(
         executor=ActionExecutor(engine),
         prompts=prompts,
         settings=ProtocolSettings(
-            protocol=protocol, budget_multiplier=m, variant=variant, action_format=action_format
+            protocol=protocol,
+            budget_multiplier=m,
+            variant=variant,
+            action_format=action_format,
+            **settings,
         ),
         on_step=steps.append,
         on_turn=lambda _outcome: None,

@@ -1,0 +1,138 @@
+"""Harness settings beyond the paper (issue 16): grounding in the agent, observation framing and
+decoding guards, played on the real engine with a replay model, and how they are recorded."""
+
+from __future__ import annotations
+
+import hashlib
+
+from helpers_protocols import act, play
+
+from cypherturn.agent import AgentGrounding, TurnEnd
+from cypherturn.graph import GraphEngine
+from cypherturn.metrics import Action, ProtocolName
+from cypherturn.protocols import ActionFormat, Framing, ProtocolSettings
+from cypherturn.runner._batch import RunConfig
+from cypherturn.sessions import Session
+
+ALL = AgentGrounding(check=True, repair=True, values=True)
+WRONG = "MATCH (g:Guild)-[:MEMBER_OF]->(h:Hero) WHERE g.name = 'Iron Circle' RETURN h.name AS name"
+RIGHT = "MATCH (g:Guild)<-[:MEMBER_OF]-(h:Hero) WHERE g.name = 'Iron Circle' RETURN h.name AS name"
+HEADER = "Observation from the database (not written by you):\n"
+
+
+def test_grounded_guided_turns_run_and_submit_the_repaired_query(
+    session: Session, heroes: GraphEngine
+) -> None:
+    replies = [
+        # turn 1: execute the reversed query, then fall back to it at the cap
+        act("EXECUTE_CYPHER", WRONG),
+        act("INSPECT_SCHEMA"),
+        act("INSPECT_SCHEMA"),
+        # turns 2-4: submit it at once
+        *[act("SUBMIT_ANSWER", WRONG)] * 3,
+    ]
+    played = play(session, heroes, replies, grounding=ALL, framing=Framing.EXPLICIT)
+    first = played.outcomes[0]
+    assert (first.end, first.predicted_cypher) == (TurnEnd.ACTION_CAP, RIGHT)
+    step = first.steps[0]
+    assert (step.payload, step.original_payload, step.rows) == (RIGHT, WRONG, 27)
+    assert [f.code for f in step.grounding_repairs] == ["reversed_direction"]
+    observed = played.model.calls[1][-1]
+    assert observed.role == "user" and observed.content.startswith(HEADER + "name\n")
+    assert "The harness repaired your query before running it:" in observed.content
+    assert observed.content.endswith("Actions left for this question: 2.")
+    submitted = played.outcomes[1]
+    assert submitted.end is TurnEnd.SUBMITTED and submitted.predicted_cypher == RIGHT
+    assert submitted.steps[0].original_payload == WRONG
+
+
+def test_by_default_the_paper_agent_is_played(session: Session, heroes: GraphEngine) -> None:
+    played = play(
+        session, heroes, [act("EXECUTE_CYPHER", WRONG), *[act("SUBMIT_ANSWER", WRONG)] * 4]
+    )
+    step = played.outcomes[0].steps[0]
+    assert (step.payload, step.original_payload, step.grounding_repairs, step.rows) == (
+        WRONG,
+        None,
+        [],
+        0,
+    )
+    assert played.model.calls[1][-1].content.startswith("Observation:\nname\n(0 rows)")
+    assert played.outcomes[1].predicted_cypher == WRONG
+
+
+def test_explicit_framing_names_the_source_in_tool_replies_and_for_the_user(
+    session: Session, heroes: GraphEngine
+) -> None:
+    submit = {"text": "", "tool_calls": [{"name": "SUBMIT_ANSWER", "arguments": '{"query": "x"}'}]}
+    calls = [
+        {"text": "", "tool_calls": [{"name": "ASK_USER", "arguments": '{"question": "Which?"}'}]},
+        "no action here",
+        {"text": "", "tool_calls": [{"name": "INSPECT_SCHEMA", "arguments": "{}"}]},
+        *[submit] * 3,
+    ]
+    played = play(
+        session, heroes, calls, action_format=ActionFormat.TOOLS, framing=Framing.EXPLICIT
+    )
+    asked, unparsed = played.model.calls[1][-1], played.model.calls[2][-1]
+    assert asked.role == "tool"
+    assert asked.content.startswith("Observation from the user (not written by you):\nUser: ")
+    assert unparsed.role == "user" and unparsed.content.startswith(
+        "Observation from the harness (your reply was not read as an action) "
+        "(not written by you):\n"
+    )
+    schema = played.outcomes[0].steps[2]
+    assert schema.action is Action.INSPECT_SCHEMA and schema.ok
+
+
+def test_decoding_guards_leave_models_other_than_gguf_unchanged(
+    session: Session, heroes: GraphEngine
+) -> None:
+    replies = [act("SUBMIT_ANSWER", WRONG)] * 4
+    guarded = play(session, heroes, replies, decoding_guards=True)
+    plain = play(session, heroes, replies)
+    assert [o.predicted_cypher for o in guarded.outcomes] == [
+        o.predicted_cypher for o in plain.outcomes
+    ]
+    assert guarded.model.calls == plain.model.calls
+
+
+def test_settings_at_their_defaults_keep_the_recorded_configuration() -> None:
+    plain = ProtocolSettings(protocol=ProtocolName.AGENTIC, budget_multiplier=5)
+    assert set(plain.model_dump()) == {
+        "protocol", "budget_multiplier", "variant", "temperature", "max_tokens", "seed",
+        "action_format",
+    }  # fmt: skip
+    config = RunConfig(run_id="r", model="m", settings=plain, prompt_version=1, prompt_digest="d")
+    # the configuration text as runs recorded it before these settings existed
+    old_layout = (
+        '{"schema_version":1,"run_id":"r","model":"m","sim_model":null,"settings":'
+        '{"protocol":"agentic","budget_multiplier":5,"variant":"base","temperature":0.0,'
+        '"max_tokens":512,"seed":null},"prompt_version":1,"prompt_digest":"d"}'
+    )
+    assert config.digest() == hashlib.sha256(old_layout.encode()).hexdigest()[:16]
+    changed = plain.model_copy(update={"grounding": ALL, "decoding_guards": True})
+    dumped = changed.model_dump(mode="json")
+    assert dumped["grounding"] == {"check": True, "repair": True, "values": True}
+    assert dumped["decoding_guards"] is True and "framing" not in dumped
+    assert ProtocolSettings.model_validate(dumped) == changed
+    other = config.model_copy(update={"settings": changed})
+    assert other.digest() != config.digest()
+
+
+def test_grounded_agentic_history_shows_the_query_that_ran(
+    session: Session, heroes: GraphEngine
+) -> None:
+    replies = [act("EXECUTE_CYPHER", WRONG), act("SUBMIT_ANSWER", WRONG)] + [
+        act("SUBMIT_ANSWER", RIGHT)
+    ] * 3
+    played = play(
+        session,
+        heroes,
+        replies,
+        protocol=ProtocolName.AGENTIC,
+        grounding=AgentGrounding(repair=True),
+    )
+    history = played.prompt(2)
+    assert f"EXECUTE_CYPHER: {RIGHT}" in history and WRONG not in history
+    assert played.outcomes[0].steps[0].action is Action.EXECUTE_CYPHER
