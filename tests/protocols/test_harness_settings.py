@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 
+import pytest
 from helpers_protocols import act, play
 
 from cypherturn.agent import AgentGrounding, TurnEnd
@@ -136,3 +137,19 @@ def test_grounded_agentic_history_shows_the_query_that_ran(
     history = played.prompt(2)
     assert f"EXECUTE_CYPHER: {RIGHT}" in history and WRONG not in history
     assert played.outcomes[0].steps[0].action is Action.EXECUTE_CYPHER
+
+
+def test_run_options_name_the_harness_settings() -> None:
+    from cypherturn.api import SessionRunConfig
+    from cypherturn.errors import ConfigError
+
+    settings = SessionRunConfig(
+        grounding="check,values", framing="explicit", decoding_guards=True
+    ).protocol_settings()
+    assert settings.grounding == AgentGrounding(check=True, values=True)
+    assert settings.framing is Framing.EXPLICIT and settings.decoding_guards
+    assert SessionRunConfig().protocol_settings() == ProtocolSettings(protocol=ProtocolName.GUIDED)
+    with pytest.raises(ConfigError, match="unknown grounding part 'vote'"):
+        SessionRunConfig(grounding="vote").protocol_settings()
+    with pytest.raises(ConfigError, match="framing"):
+        SessionRunConfig(framing="loud").protocol_settings()

@@ -12,13 +12,14 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from cypherturn import runner
+from cypherturn.agent import AgentGrounding
 from cypherturn.api._engines import bench_engines, official_graph_name
 from cypherturn.api._hooks import Status, quiet
 from cypherturn.errors import ConfigError, DatasetError
 from cypherturn.graph import GraphEngine, GraphSchema, open_engine
 from cypherturn.metrics import ProtocolName, Scorer, TurnRecord, TurnScore, score_run
 from cypherturn.models import ChatModel, load_model
-from cypherturn.protocols import ActionFormat, ProtocolSettings, get_variant
+from cypherturn.protocols import ActionFormat, Framing, ProtocolSettings, get_variant
 from cypherturn.runner import RunSummary, SessionResult
 from cypherturn.sessions import (
     DEFAULT_SESSIONS,
@@ -333,6 +334,13 @@ class SessionRunConfig(BaseModel):
         max_tokens: completion cap per action step, tokens.
         action_format: ``text`` (one JSON action per reply) or ``tools`` (native
             tool calling; grammar-constrained calls on GGUF models).
+        grounding: grounding parts on EXECUTE_CYPHER and SUBMIT_ANSWER, comma-separated
+            (``check``, ``repair``, ``values``; ``all``; ``none``, the default and the
+            paper's agent). See :class:`~cypherturn.agent.AgentGrounding`.
+        framing: ``paper`` (default) or ``explicit`` observation headers
+            (:class:`~cypherturn.protocols.Framing`).
+        decoding_guards: GGUF models stop at the observation headers and at runaway
+            repetition (default off).
         release_root: the official release's root, for imported official sessions
             (see :func:`~cypherturn.api.bench_engines`).
     """
@@ -350,17 +358,23 @@ class SessionRunConfig(BaseModel):
     seed: int | None = None
     max_tokens: int = 512
     action_format: str = "text"
+    grounding: str = "none"
+    framing: str = "paper"
+    decoding_guards: bool = False
     release_root: Path | None = None
 
     def protocol_settings(self) -> ProtocolSettings:
         """The :class:`~cypherturn.protocols.ProtocolSettings` these options name.
 
         Raises:
-            ConfigError: unknown protocol, variant or action format; a bad budget.
+            ConfigError: unknown protocol, variant, action format, grounding part or
+                framing; a bad budget.
         """
         chosen = _choice(ProtocolName, self.protocol, "protocol")
         variant = get_variant(self.variant)
         action_format = _choice(ActionFormat, self.action_format, "action format")
+        framing = _choice(Framing, self.framing, "framing")
+        grounding = AgentGrounding.parse(self.grounding)
         budget = self.budget if self.budget is not None else variant.default_multiplier
         try:
             return ProtocolSettings(
@@ -371,6 +385,9 @@ class SessionRunConfig(BaseModel):
                 seed=self.seed,
                 max_tokens=self.max_tokens,
                 action_format=action_format,
+                grounding=grounding,
+                framing=framing,
+                decoding_guards=self.decoding_guards,
             )
         except ValueError as e:
             raise ConfigError(str(e)) from e

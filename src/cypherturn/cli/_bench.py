@@ -362,6 +362,29 @@ def run_command(
             "grammar-constrained on GGUF models).",
         ),
     ] = "text",
+    grounding: Annotated[
+        str,
+        typer.Option(
+            "--grounding",
+            help="Grounding of EXECUTE_CYPHER/SUBMIT_ANSWER as in ras+: any of check,repair,values "
+            "(comma-separated), all, or none (default: the paper's agent).",
+        ),
+    ] = "none",
+    framing: Annotated[
+        str,
+        typer.Option(
+            "--framing",
+            help="paper | explicit (observations headed 'Observation from the database "
+            "(not written by you):').",
+        ),
+    ] = "paper",
+    decoding_guards: Annotated[
+        bool,
+        typer.Option(
+            "--decoding-guards/--no-decoding-guards",
+            help="GGUF models stop at the observation headers and at runaway repetition.",
+        ),
+    ] = False,
 ) -> None:
     """Play the benchmark under a protocol, one action log per session; a killed run resumes.
 
@@ -386,6 +409,9 @@ def run_command(
         max_tokens=max_tokens,
         score=score,
         action_format=action_format,
+        grounding=grounding,
+        framing=framing,
+        decoding_guards=decoding_guards,
         release_root=release,
     )
     totals = {"turns": 0, "ex": 0, "tokens": 0, "failed": 0}
