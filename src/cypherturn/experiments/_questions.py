@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from cypherturn.errors import ConfigError, DatasetError, QueryError
 from cypherturn.graph import GraphEngine
 from cypherturn.metrics import TIERS, Tier
+from cypherturn.metrics._rundir import validation_problem
 
 __all__ = [
     "DATASETS",
@@ -151,9 +152,7 @@ def read_question_set(path: Path) -> QuestionSet:
     try:
         qs = QuestionSet.model_validate_json(text)
     except ValidationError as e:
-        first = e.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "file"
-        raise DatasetError(f"{path}: not a valid question set: {where}: {first['msg']}") from e
+        raise DatasetError(f"{path}: {validation_problem(e, 'question set')}") from e
     problems = qs.problems()
     if problems:
         raise DatasetError(f"{path}: {'; '.join(problems)}")

@@ -52,6 +52,7 @@ from cypherturn.metrics import (
     config_changes,
     episode_from_strategy_result,
 )
+from cypherturn.metrics._rundir import validation_problem
 from cypherturn.models import ChatModel
 from cypherturn.strategies import (
     PROMPT_VERSION,
@@ -252,14 +253,17 @@ def _done_keys(out_dir: Path) -> set[EpisodeKey]:
         try:
             done.add(_key(QerEpisode.model_validate_json(line)))
         except ValidationError as e:
-            raise DatasetError(
-                f"{path}:{number}: not a valid QerEpisode: {e.errors()[0]['msg']}"
-            ) from e
+            raise DatasetError(f"{path}:{number}: {validation_problem(e, 'QerEpisode')}") from e
     transcripts = out_dir / TRANSCRIPTS_FILE
     kept: list[str] = []
     seen: set[tuple[str, str, str, int, str]] = set()
-    for line in _intact_lines(transcripts):
-        t = QerTranscript.model_validate_json(line)
+    for number, line in enumerate(_intact_lines(transcripts), start=1):
+        try:
+            t = QerTranscript.model_validate_json(line)
+        except ValidationError as e:
+            raise DatasetError(
+                f"{transcripts}:{number}: {validation_problem(e, 'QerTranscript')}"
+            ) from e
         key = (t.result.strategy, t.dataset, t.tier, t.run_index, t.question_id)
         if key not in seen and (key[0], key[1], key[2], t.result.model, key[3], key[4]) in done:
             seen.add(key)
@@ -282,7 +286,7 @@ def _check_manifest(out_dir: Path, config: QerRunConfig) -> None:
     try:
         stored = QerRunConfig.model_validate_json(path.read_text(encoding="utf-8"))
     except ValidationError as e:
-        raise DatasetError(f"{path}: not a valid QER configuration: {e.errors()[0]['msg']}") from e
+        raise DatasetError(f"{path}: {validation_problem(e, 'QER configuration')}") from e
     if stored != config:
         changed = config_changes(stored, config)
         raise ConfigError(

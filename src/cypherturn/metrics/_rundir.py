@@ -45,6 +45,7 @@ __all__ = [
     "read_jsonl",
     "read_run",
     "score_run",
+    "validation_problem",
     "write_jsonl",
 ]
 
@@ -92,6 +93,33 @@ def _leaf_differences(
     return found
 
 
+def validation_problem(error: ValidationError, what: str) -> str:
+    """One line saying why a stored record is unreadable (pydantic's own message spans lines).
+
+    A ``schema_version`` this cypherturn does not read is named as such (whatever else is
+    wrong: the version explains the rest); otherwise
+    the first error's field and message are given.
+
+    Args:
+        error: the record's validation error.
+        what: what the record should have been (``"TurnScore"``, ``"run configuration"``).
+
+    Returns:
+        ``"schema version 9 is not one this cypherturn reads (1)"`` or
+        ``"not a valid WHAT: FIELD: MESSAGE"`` (no field when the line is not JSON).
+    """
+    errors = error.errors()
+    for found in errors:
+        if found["loc"] == ("schema_version",) and found["type"] == "literal_error":
+            expected = found.get("ctx", {}).get("expected", "")
+            return (
+                f"schema version {found['input']!r} is not one this cypherturn reads ({expected})"
+            )
+    first = errors[0]
+    where = ".".join(str(p) for p in first["loc"])
+    return f"not a valid {what}: {where + ': ' if where else ''}{first['msg']}"
+
+
 def read_jsonl(path: Path, model: type[M]) -> Iterator[M]:
     """Read one pydantic record per non-empty line (older layouts migrate on the way in).
 
@@ -110,10 +138,8 @@ def read_jsonl(path: Path, model: type[M]) -> Iterator[M]:
             try:
                 yield model.model_validate_json(line, context={STORED_CONTEXT: True})
             except ValidationError as exc:
-                first = exc.errors()[0]
-                where = ".".join(str(p) for p in first["loc"]) or "record"
                 raise DatasetError(
-                    f"{path}:{number}: not a valid {model.__name__}: {where}: {first['msg']}"
+                    f"{path}:{number}: {validation_problem(exc, model.__name__)}"
                 ) from exc
 
 
@@ -162,7 +188,7 @@ def read_run(path: Path) -> RunData:
             manifest = RunManifest.model_validate_json(manifest_path.read_text(encoding="utf-8"))
         except ValidationError as exc:
             raise DatasetError(
-                f"{manifest_path}: not a valid run manifest: {exc.errors()[0]['msg']}"
+                f"{manifest_path}: {validation_problem(exc, 'run manifest')}"
             ) from exc
     scores_path = path / SCORES_FILE
     attempts_path = path / ATTEMPTS_FILE

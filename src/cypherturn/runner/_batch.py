@@ -35,6 +35,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from cypherturn.errors import ConfigError, DatasetError
 from cypherturn.graph import GraphEngine, GraphSchema
 from cypherturn.metrics import RECORDS_FILE, TurnRecord, config_changes, write_jsonl
+from cypherturn.metrics._rundir import validation_problem
 from cypherturn.models import ChatModel
 from cypherturn.protocols import (
     ActionFormat,
@@ -197,8 +198,10 @@ def _check_config(out_dir: Path, config: RunConfig) -> None:
     if path.exists():
         try:
             stored = RunConfig.model_validate_json(path.read_text(encoding="utf-8"))
-        except (OSError, ValidationError) as e:
-            raise ConfigError(f"{path} is not a cypherturn run configuration: {e}") from e
+        except OSError as e:
+            raise ConfigError(f"cannot read {path}: {e}") from e
+        except ValidationError as e:
+            raise ConfigError(f"{path}: {validation_problem(e, 'run configuration')}") from e
         if stored != config:
             changed = config_changes(stored, config)
             raise ConfigError(
@@ -269,7 +272,10 @@ def collect_records(out_dir: Path, sessions: Sequence[Session]) -> list[SessionR
     path = out_dir / CONFIG_FILE
     if not path.exists():
         raise ConfigError(f"{out_dir} is not a run directory (no {CONFIG_FILE})")
-    stored = RunConfig.model_validate_json(path.read_text(encoding="utf-8"))
+    try:
+        stored = RunConfig.model_validate_json(path.read_text(encoding="utf-8"))
+    except ValidationError as e:
+        raise ConfigError(f"{path}: {validation_problem(e, 'run configuration')}") from e
     digest = stored.digest()
     found = (
         _logged(log_path(out_dir, s.session_id), s, digest, stored.settings)[0] for s in sessions

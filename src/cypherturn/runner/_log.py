@@ -26,6 +26,7 @@ from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 from cypherturn.agent import ActionStep, TurnEnd
 from cypherturn.errors import DatasetError
 from cypherturn.metrics import TurnRecord
+from cypherturn.metrics._rundir import validation_problem
 
 __all__ = [
     "LOG_SCHEMA_VERSION",
@@ -208,7 +209,9 @@ def read_log(path: Path) -> list[SessionStarted | StepLogged | TurnFinished | Se
         except ValidationError as e:
             if number == len(lines):
                 break
-            raise DatasetError(f"{path}:{number}: not a session log event: {e}") from e
+            raise DatasetError(
+                f"{path}:{number}: {validation_problem(e, 'session log event')}"
+            ) from e
     return events
 
 

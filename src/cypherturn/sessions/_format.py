@@ -8,6 +8,7 @@ version than this code knows.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Iterator
 from enum import StrEnum
 from pathlib import Path
@@ -208,13 +209,27 @@ def iter_sessions(path: Path) -> Iterator[Session]:
             try:
                 session = Session.model_validate_json(line)
             except ValidationError as e:
-                raise DatasetError(f"{path}:{number}: not a cypherturn session line: {e}") from e
+                raise DatasetError(f"{path}:{number}: {_line_problem(line, e)}") from e
             if session.format_version > FORMAT_VERSION:
                 raise DatasetError(
                     f"{path}:{number}: format version {session.format_version} is newer than "
                     f"this cypherturn reads ({FORMAT_VERSION})"
                 )
             yield session
+
+
+def _line_problem(line: str, error: ValidationError) -> str:
+    """One line saying why a session line is unreadable: its version, else pydantic's first error."""
+    try:
+        raw = json.loads(line)
+    except ValueError:
+        raw = None
+    version = raw.get("format_version") if isinstance(raw, dict) else None
+    if isinstance(version, int) and not isinstance(version, bool) and version != FORMAT_VERSION:
+        return f"format version {version} is not one this cypherturn reads ({FORMAT_VERSION})"
+    first = error.errors()[0]
+    where = ".".join(str(p) for p in first["loc"])
+    return f"not a cypherturn session line: {where + ': ' if where else ''}{first['msg']}"
 
 
 def read_sessions(path: Path) -> list[Session]:
