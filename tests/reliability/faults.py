@@ -1,0 +1,474 @@
+"""Faults for the reliability suite (issue 15), shared by tests/reliability and benchmarks/bench_reliability.py.
+
+- :class:`StubEndpoint`: a local OpenAI-compatible chat-completions server
+  (stdlib ``http.server`` in a thread) that answers deterministically from the
+  request (so a resumed run gets the answers an unbroken one got) and injects
+  scripted faults: HTTP 500, 429 with ``Retry-After``, a reply slower than the
+  client's timeout, a malformed tool call, a connection reset in the middle of
+  the body or of a stream.
+- :func:`kill_and_resume`: start a ``cypherturn`` command, SIGKILL it once its
+  output files hold some records, rerun it to the end.
+- :func:`run_cli`: one ``cypherturn`` command line in a child process, its exit
+  and stderr summarised.
+- :func:`servers_under`: embedded servers whose data directory is under a
+  given ``CYPHERTURN_HOME`` (never anyone else's).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+from cypherturn.graph._embedded import EmbeddedServerStatus, find_embedded_servers
+
+FAULTS = ("500", "429", "timeout", "malformed_tool_call", "reset", "reset_stream")
+"""Fault kinds :class:`StubEndpoint` can inject."""
+
+Answer = Callable[[dict[str, Any]], str]
+"""The reply text for a chat-completions request body (must depend on the body only)."""
+
+
+@dataclass
+class StubEndpoint:
+    """A deterministic OpenAI-compatible endpoint with scripted faults.
+
+    Attributes:
+        answer: the reply text of a request, from its body alone.
+        faults: the fault of each call in order (``None``: answer normally); once
+            the list is used up, ``repeat`` is injected on every later call.
+        repeat: the fault of every call after ``faults`` (``None``: answer).
+        delay_s: wait before every answer, seconds (to make a run last).
+        hang_s: how long a ``timeout`` fault waits before answering, seconds.
+        retry_after_s: the ``Retry-After`` header of a 429, seconds.
+        calls: requests received so far.
+        injected: faults injected so far, by kind.
+    """
+
+    answer: Answer
+    faults: list[str | None] = field(default_factory=list)
+    repeat: str | None = None
+    delay_s: float = 0.0
+    hang_s: float = 2.0
+    retry_after_s: int = 1
+    calls: int = 0
+    injected: dict[str, int] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def _next_fault(self) -> str | None:
+        with self._lock:
+            fault = self.faults[self.calls] if self.calls < len(self.faults) else self.repeat
+            self.calls += 1
+            if fault is not None:
+                self.injected[fault] = self.injected.get(fault, 0) + 1
+            return fault
+
+    @contextmanager
+    def serve(self) -> Iterator[str]:
+        """Serve on 127.0.0.1; yields the base URL ``http://127.0.0.1:PORT/v1``."""
+        stub = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))))
+                fault = stub._next_fault()
+                time.sleep(stub.delay_s)
+                if fault == "500":
+                    self._json(500, {"error": {"message": "overloaded", "type": "server_error"}})
+                elif fault == "429":
+                    self._json(
+                        429,
+                        {"error": {"message": "slow down", "type": "rate_limit"}},
+                        {"Retry-After": str(stub.retry_after_s)},
+                    )
+                elif fault == "timeout":
+                    time.sleep(stub.hang_s)
+                    self._json(200, _completion(stub.answer(body)))
+                elif fault == "malformed_tool_call":
+                    self._json(200, _completion("", tool_arguments='{"query": "MATCH (n'))
+                elif fault == "reset":
+                    data = json.dumps(_completion(stub.answer(body))).encode()
+                    self._head(200, "application/json", len(data))
+                    self.wfile.write(data[: len(data) // 2])
+                    self._reset()
+                elif body.get("stream"):
+                    self._stream(stub.answer(body), cut=fault == "reset_stream")
+                else:
+                    self._json(200, _completion(stub.answer(body)))
+
+            def _head(self, status: int, kind: str, length: int | None) -> None:
+                self.send_response(status)
+                self.send_header("Content-Type", kind)
+                if length is not None:
+                    self.send_header("Content-Length", str(length))
+                self.end_headers()
+
+            def _json(
+                self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None
+            ) -> None:
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                for name, value in (headers or {}).items():
+                    self.send_header(name, value)
+                self.end_headers()
+                self.wfile.write(data)
+
+            def _stream(self, text: str, *, cut: bool) -> None:
+                self._head(200, "text/event-stream", None)
+                pieces = [text[i : i + 8] for i in range(0, len(text), 8)] or [""]
+                for number, piece in enumerate(pieces):
+                    chunk = {
+                        "id": "stub",
+                        "object": "chat.completion.chunk",
+                        "created": 0,
+                        "model": "stub",
+                        "choices": [{"index": 0, "delta": {"content": piece}}],
+                    }
+                    self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+                    self.wfile.flush()
+                    if cut and number == len(pieces) // 2:
+                        self._reset()
+                        return
+                self.wfile.write(b"data: [DONE]\n\n")
+                self.close_connection = True
+
+            def _reset(self) -> None:
+                # SO_LINGER 0: close() sends RST, as a crashed proxy or server would
+                import socket
+                import struct
+
+                self.wfile.flush()
+                self.connection.setsockopt(
+                    socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0)
+                )
+                self.close_connection = True
+
+            def log_message(self, format: str, *args: object) -> None:
+                return
+
+        server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        server.daemon_threads = True
+        thread = threading.Thread(target=server.serve_forever, daemon=True)
+        thread.start()
+        try:
+            yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+        finally:
+            server.shutdown()
+            server.server_close()
+
+
+def _completion(text: str, *, tool_arguments: str | None = None) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": text}
+    if tool_arguments is not None:
+        message["tool_calls"] = [
+            {
+                "id": "call_0",
+                "type": "function",
+                "function": {"name": "EXECUTE_CYPHER", "arguments": tool_arguments},
+            }
+        ]
+    return {
+        "id": "stub",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "stub",
+        "choices": [
+            {
+                "index": 0,
+                "message": message,
+                "finish_reason": "tool_calls" if tool_arguments is not None else "stop",
+            }
+        ],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+    }
+
+
+def _texts(body: dict[str, Any], role: str) -> list[str]:
+    texts = []
+    for message in body.get("messages", []):
+        content = message.get("content")
+        if message.get("role") == role and isinstance(content, str):
+            texts.append(content)
+    return texts
+
+
+def answer_by_question(replies: dict[str, str], default: str) -> Answer:
+    """An :data:`Answer` replying ``replies[q]`` for the question ``q`` the request asks.
+
+    The question is the longest key found in the last user message that holds
+    any key (so the current turn's, not an earlier one's); ``default`` when none.
+    """
+    keys = sorted(replies, key=len, reverse=True)
+
+    def answer(body: dict[str, Any]) -> str:
+        for text in reversed(_texts(body, "user")):
+            for key in keys:
+                if key in text:
+                    return replies[key]
+        return default
+
+    return answer
+
+
+def jsonl_lines(paths: list[Path]) -> list[dict[str, Any]]:
+    """The complete JSON lines of some files (a half-written last line is skipped)."""
+    found = []
+    for path in paths:
+        if not path.exists():
+            continue
+        for line in path.read_text(encoding="utf-8").splitlines():
+            try:
+                found.append(json.loads(line))
+            except ValueError:
+                continue
+    return found
+
+
+@dataclass
+class KillResult:
+    """A command SIGKILLed mid-way, then rerun to the end.
+
+    Attributes:
+        records_at_kill: what ``progress`` counted when the kill was sent.
+        killed_rc: the killed child's exit status (``-9``).
+        resumed_rc: the rerun's exit status.
+        resumed_stderr: the rerun's stderr.
+        seconds_to_kill: from start to the kill, seconds.
+    """
+
+    records_at_kill: int
+    killed_rc: int
+    resumed_rc: int
+    resumed_stderr: str
+    seconds_to_kill: float
+
+
+def kill_and_resume(
+    args: list[str],
+    env: dict[str, str],
+    progress: Callable[[], int],
+    *,
+    kill_at: int,
+    timeout_s: float = 300.0,
+) -> KillResult:
+    """Run ``cypherturn ARGS``, SIGKILL it once ``progress() >= kill_at``, rerun it to the end.
+
+    Raises:
+        AssertionError: the command finished (or timed out) before reaching ``kill_at``.
+    """
+    command = [sys.executable, "-m", "cypherturn", *args]
+    started = time.monotonic()
+    child = subprocess.Popen(
+        command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        while (count := progress()) < kill_at:
+            if child.poll() is not None:
+                raise AssertionError(
+                    f"{args[:2]} ended (exit {child.returncode}) at {count} records"
+                )
+            if time.monotonic() - started > timeout_s:
+                raise AssertionError(f"{args[:2]} reached only {count} records in {timeout_s} s")
+            time.sleep(0.05)
+        os.kill(child.pid, signal.SIGKILL)
+        killed = time.monotonic() - started
+        child.wait(timeout=30)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+        assert child.stderr is not None
+        child.stderr.close()
+    again = subprocess.run(command, env=env, capture_output=True, text=True, timeout=timeout_s)
+    return KillResult(count, child.returncode, again.returncode, again.stderr, killed)
+
+
+@dataclass
+class CliOutcome:
+    """A ``cypherturn`` command's exit and its non-empty stderr lines."""
+
+    exit: int
+    stderr_lines: list[str]
+    traceback: bool
+
+
+def run_cli(args: list[str], env: dict[str, str], timeout_s: float = 300.0) -> CliOutcome:
+    """Run ``python -m cypherturn ARGS`` with ``env``."""
+    done = subprocess.run(
+        [sys.executable, "-m", "cypherturn", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=timeout_s,
+    )
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    return CliOutcome(done.returncode, lines, "Traceback" in done.stderr + done.stdout)
+
+
+def servers_under(home: Path, settle_s: float = 5.0) -> list[EmbeddedServerStatus]:
+    """Embedded servers whose data directory is under ``home``, after up to ``settle_s`` for them to exit."""
+    root = home.resolve()
+    deadline = time.monotonic() + settle_s
+    while True:
+        mine = [s for s in find_embedded_servers() if Path(s.data_dir).is_relative_to(root)]
+        if not mine or time.monotonic() > deadline:
+            return mine
+        time.sleep(0.1)
+
+
+def cli_env(home: Path) -> dict[str, str]:
+    """The environment of a child ``cypherturn``: its own ``CYPHERTURN_HOME``, wide columns."""
+    return {**os.environ, "CYPHERTURN_HOME": str(home), "COLUMNS": "400"}
+
+
+QER_GOOD = "```cypher\nMATCH (c:Client) RETURN c.name LIMIT 3\n```"
+"""The stub's reply in QER runs: a query that executes on the Fraud graph."""
+
+
+def bench_answer(bench: Path) -> Answer:
+    """Replies submitting each turn's gold query, chosen by the turn's utterance."""
+    from cypherturn.sessions import read_sessions
+
+    replies = {
+        t.utterance: json.dumps({"action": "SUBMIT_ANSWER", "input": t.gold_cypher})
+        for s in read_sessions(bench)
+        for t in s.turns
+    }
+    return answer_by_question(replies, json.dumps({"action": "SUBMIT_ANSWER", "input": "RETURN 0"}))
+
+
+def bench_args(bench: Path, url: str, out: Path) -> list[str]:
+    """``bench run`` of ``bench`` on the stub at ``url`` into ``out`` (guided protocol)."""
+    return [
+        "bench", "run", str(bench), "--model", "openai:stub", "--base-url", url,
+        "--out", str(out), "--protocol", "guided",
+    ]  # fmt: skip
+
+
+def qer_args(url: str, out: Path) -> list[str]:
+    """``qer run`` of one Fraud tier on the stub at ``url`` into ``out``: 12 episodes."""
+    return [
+        "qer", "run", "--datasets", "fraud", "--tiers", "easy", "--strategies", "is,ras",
+        "-n", "2", "--runs", "3", "--questions", "2", "--model", "openai:stub",
+        "--base-url", url, "--out", str(out),
+    ]  # fmt: skip
+
+
+def turns_logged(run_dir: Path) -> int:
+    """``turn_end`` events in a bench run's session logs."""
+    logs = sorted((run_dir / "sessions").glob("*.jsonl"))
+    return sum(1 for e in jsonl_lines(logs) if e.get("event") == "turn_end")
+
+
+def bench_keys(run_dir: Path) -> list[tuple[str, int, str]]:
+    """(session, turn, predicted query) of every record of a bench run, in file order."""
+    return [
+        (r["session_id"], r["turn"], r["predicted_cypher"])
+        for r in jsonl_lines([run_dir / "records.jsonl"])
+    ]
+
+
+def qer_keys(run_dir: Path) -> list[tuple[str, str, str, int, str, int]]:
+    """(strategy, dataset, tier, run, question, attempts) of every episode of a QER run."""
+    return [
+        (
+            e["strategy"],
+            e["dataset"],
+            e["tier"],
+            e["run_index"],
+            e["question_id"],
+            len(e["attempts"]),
+        )
+        for e in jsonl_lines([run_dir / "attempts.jsonl"])
+    ]
+
+
+@dataclass
+class ResumeFigures:
+    """A killed and resumed run compared with one never killed.
+
+    Attributes:
+        expected: records of the run never killed.
+        at_kill: records (turns or episodes) written when the kill was sent.
+        lost: keys of the unbroken run missing after the resume.
+        duplicated: records written more than once.
+        different: records whose content differs from the unbroken run's.
+        killed_rc: exit status of the killed run (-9).
+        resumed_rc: exit status of the rerun.
+        traceback: the rerun printed a traceback.
+        servers_left: embedded servers of the run's ``CYPHERTURN_HOME`` still running.
+    """
+
+    expected: int
+    at_kill: int
+    lost: int
+    duplicated: int
+    different: int
+    killed_rc: int
+    resumed_rc: int
+    traceback: bool
+    servers_left: int
+
+
+def kill_resume(
+    kind: str, root: Path, *, bench: Path | None = None, delay_s: float = 0.3, kill_at: int = 6
+) -> ResumeFigures:
+    """Kill -9 a ``bench run`` (``kind="bench"``) or ``qer run`` (``"qer"``) mid-way, resume, compare.
+
+    Both runs use their own ``CYPHERTURN_HOME`` under ``root`` and the stub
+    endpoint (each answer after ``delay_s``). Records of the killed run are
+    counted from its logs (bench: ``turn_end`` events) or ``attempts.jsonl``.
+    """
+    home = root / f"home-{kind}"
+    env = cli_env(home)
+    if kind == "bench":
+        assert bench is not None
+        answer = bench_answer(bench)
+    else:
+        answer = lambda body: QER_GOOD  # noqa: E731
+    stub = StubEndpoint(answer, delay_s=delay_s)
+    with stub.serve() as url:
+        if kind == "bench":
+            assert bench is not None
+            ref_args, run_args = (
+                bench_args(bench, url, root / n) for n in ("bench-ref", "bench-kill")
+            )
+            progress = lambda: turns_logged(root / "bench-kill")  # noqa: E731
+        else:
+            ref_args, run_args = (qer_args(url, root / n) for n in ("qer-ref", "qer-kill"))
+            progress = lambda: len(jsonl_lines([root / "qer-kill" / "attempts.jsonl"]))  # noqa: E731
+        stub.delay_s = 0.0
+        reference = run_cli(ref_args, env)
+        assert reference.exit == 0, reference.stderr_lines
+        stub.delay_s = delay_s
+        result = kill_and_resume(run_args, env, progress, kill_at=kill_at)
+    keys = bench_keys if kind == "bench" else qer_keys
+    ref = keys(root / f"{kind}-ref")
+    got = keys(root / f"{kind}-kill")
+    ids = {k[:-1] for k in ref}
+    got_ids = [k[:-1] for k in got]
+    return ResumeFigures(
+        expected=len(ref),
+        at_kill=result.records_at_kill,
+        lost=len(ids - set(got_ids)),
+        duplicated=len(got_ids) - len(set(got_ids)),
+        different=len(set(got) - set(ref)),
+        killed_rc=result.killed_rc,
+        resumed_rc=result.resumed_rc,
+        traceback="Traceback" in result.resumed_stderr,
+        servers_left=len(servers_under(home)),
+    )

@@ -1,0 +1,34 @@
+"""Kill -9 in the middle of `bench run` and `qer run`: the rerun loses and duplicates nothing (issue 15).
+
+Each run is a real ``cypherturn`` child process with its own ``CYPHERTURN_HOME``
+(its own embedded FalkorDB), answered by a deterministic local OpenAI-compatible
+endpoint through the real ``openai`` client; the child is SIGKILLed once its
+files hold records, rerun with the same command, and compared with a run that
+was never killed.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from faults import kill_resume
+
+
+def test_bench_run_killed_mid_run_resumes_without_loss_or_duplicates(
+    built_bench: Path, tmp_path: Path
+) -> None:
+    figures = kill_resume("bench", tmp_path, bench=built_bench, kill_at=6)
+    assert figures.expected == 25
+    assert figures.killed_rc == -9 and 6 <= figures.at_kill < figures.expected
+    assert figures.resumed_rc == 0 and not figures.traceback
+    assert (figures.lost, figures.duplicated, figures.different) == (0, 0, 0)
+    assert figures.servers_left == 0
+
+
+def test_qer_run_killed_mid_run_resumes_without_loss_or_duplicates(tmp_path: Path) -> None:
+    figures = kill_resume("qer", tmp_path, kill_at=4)
+    assert figures.expected == 12
+    assert figures.killed_rc == -9 and 4 <= figures.at_kill < figures.expected
+    assert figures.resumed_rc == 0 and not figures.traceback
+    assert (figures.lost, figures.duplicated, figures.different) == (0, 0, 0)
+    assert figures.servers_left == 0
