@@ -13,6 +13,10 @@ from cypherturn.graph import EmbeddedFalkorDB
 sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).parent.parent / "agent"))
 
+from protocol_world import heroes
+
+__all__ = ["heroes"]
+
 
 @pytest.fixture(scope="module")
 def built_bench(

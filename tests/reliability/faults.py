@@ -19,6 +19,8 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
+import struct
 import subprocess
 import sys
 import threading
@@ -128,7 +130,17 @@ class StubEndpoint:
                 self.wfile.write(data)
 
             def _stream(self, text: str, *, cut: bool) -> None:
-                self._head(200, "text/event-stream", None)
+                # chunked, as streaming servers send it: a cut before the last chunk is
+                # a broken body to the client, not an end of stream
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+
+                def send(data: bytes) -> None:
+                    self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+                    self.wfile.flush()
+
                 pieces = [text[i : i + 8] for i in range(0, len(text), 8)] or [""]
                 for number, piece in enumerate(pieces):
                     chunk = {
@@ -138,19 +150,15 @@ class StubEndpoint:
                         "model": "stub",
                         "choices": [{"index": 0, "delta": {"content": piece}}],
                     }
-                    self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
-                    self.wfile.flush()
+                    send(f"data: {json.dumps(chunk)}\n\n".encode())
                     if cut and number == len(pieces) // 2:
                         self._reset()
                         return
-                self.wfile.write(b"data: [DONE]\n\n")
-                self.close_connection = True
+                send(b"data: [DONE]\n\n")
+                self.wfile.write(b"0\r\n\r\n")
 
             def _reset(self) -> None:
                 # SO_LINGER 0: close() sends RST, as a crashed proxy or server would
-                import socket
-                import struct
-
                 self.wfile.flush()
                 self.connection.setsockopt(
                     socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0)
@@ -172,14 +180,19 @@ class StubEndpoint:
 
 
 def _completion(text: str, *, tool_arguments: str | None = None) -> dict[str, Any]:
+    """A chat completion of ``text``; an answer ``{"tool_calls": [{name, arguments}]}`` is sent as
+    native tool calls, and ``tool_arguments`` sends one EXECUTE_CYPHER call with those arguments."""
     message: dict[str, Any] = {"role": "assistant", "content": text}
+    calls: list[dict[str, Any]] = []
     if tool_arguments is not None:
+        calls = [{"name": "EXECUTE_CYPHER", "arguments": tool_arguments}]
+    elif text.startswith('{"tool_calls"'):
+        calls = json.loads(text)["tool_calls"]
+        message["content"] = ""
+    if calls:
         message["tool_calls"] = [
-            {
-                "id": "call_0",
-                "type": "function",
-                "function": {"name": "EXECUTE_CYPHER", "arguments": tool_arguments},
-            }
+            {"id": f"call_{i}", "type": "function", "function": call}
+            for i, call in enumerate(calls)
         ]
     return {
         "id": "stub",
@@ -190,7 +203,7 @@ def _completion(text: str, *, tool_arguments: str | None = None) -> dict[str, An
             {
                 "index": 0,
                 "message": message,
-                "finish_reason": "tool_calls" if tool_arguments is not None else "stop",
+                "finish_reason": "tool_calls" if "tool_calls" in message else "stop",
             }
         ],
         "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
@@ -472,3 +485,113 @@ def kill_resume(
         traceback="Traceback" in result.resumed_stderr,
         servers_left=len(servers_under(home)),
     )
+
+
+HEROES_QUERY = "MATCH (h:Hero) RETURN h.name AS name"
+
+
+@dataclass
+class FaultFigures:
+    """One endpoint fault played through ``run_benchmark`` (4-turn heroes session, real engine).
+
+    Attributes:
+        fault: the fault kind.
+        persistent: the fault never stops (else only the first ``transient_calls`` calls).
+        calls: requests the endpoint received.
+        injected: faults injected.
+        completed: sessions completed.
+        infra_failures: sessions listed as infrastructure failures (unscored).
+        scored_turns: turn records written (scored).
+        error: the infrastructure failure's message (empty when none).
+        seconds: wall time of the run, seconds.
+    """
+
+    fault: str
+    persistent: bool
+    calls: int
+    injected: int
+    completed: int
+    infra_failures: int
+    scored_turns: int
+    error: str
+    seconds: float
+
+
+def play_fault(
+    engine: Any, out: Path, fault: str, *, persistent: bool, transient_calls: int = 2
+) -> FaultFigures:
+    """Play one heroes session against the stub injecting ``fault``, through the real openai client.
+
+    The model's timeout is 0.5 s (a ``timeout`` fault hangs 1.5 s) and its retry
+    policy makes 4 attempts, 0.05 s apart, honouring a ``Retry-After`` up to 2 s.
+    """
+    from protocol_world import make_session
+
+    from cypherturn.metrics import RECORDS_FILE, ProtocolName, TurnRecord, read_jsonl
+    from cypherturn.models import OpenAIChatModel, RetryPolicy
+    from cypherturn.protocols import ActionFormat, ProtocolSettings
+    from cypherturn.runner import INFRA_FILE, run_benchmark
+
+    tools = fault == "malformed_tool_call"
+    if tools:
+        call = {"name": "SUBMIT_ANSWER", "arguments": json.dumps({"query": HEROES_QUERY})}
+        reply = json.dumps({"tool_calls": [call]})
+    else:
+        reply = json.dumps({"action": "SUBMIT_ANSWER", "input": HEROES_QUERY})
+    stub = StubEndpoint(
+        lambda body: reply,
+        faults=[] if persistent else [fault] * transient_calls,
+        repeat=fault if persistent else None,
+        hang_s=1.5,
+        retry_after_s=1,
+    )
+    settings = ProtocolSettings(
+        protocol=ProtocolName.GUIDED,
+        action_format=ActionFormat.TOOLS if tools else ActionFormat.TEXT,
+    )
+    policy = RetryPolicy(attempts=4, initial_delay_s=0.05, factor=1.0, max_delay_s=2.0)
+    started = time.monotonic()
+    with stub.serve() as url:
+        model = OpenAIChatModel("stub", base_url=url, timeout_s=0.5, retry=policy)
+        summary = run_benchmark(
+            [make_session(engine, f"heroes-{fault}")],
+            model=model,
+            engines=lambda world: engine,
+            settings=settings,
+            out_dir=out,
+        )
+    listed = json.loads((out / INFRA_FILE).read_text(encoding="utf-8"))
+    assert len(listed) == len(summary.infra_failures)
+    records = list(read_jsonl(out / RECORDS_FILE, TurnRecord))
+    return FaultFigures(
+        fault=fault,
+        persistent=persistent,
+        calls=stub.calls,
+        injected=sum(stub.injected.values()),
+        completed=summary.completed,
+        infra_failures=len(listed),
+        scored_turns=len(records),
+        error=summary.infra_failures[0].error if summary.infra_failures else "",
+        seconds=round(time.monotonic() - started, 2),
+    )
+
+
+def stream_reset() -> tuple[int, str]:
+    """A streamed chat cut by a reset after some tokens: (requests made, error text).
+
+    Tokens already shown cannot be taken back, so this one is not retried.
+    """
+    from cypherturn.errors import ModelError
+    from cypherturn.models import ChatMessage, OpenAIChatModel, RetryPolicy
+
+    stub = StubEndpoint(lambda body: "MATCH (h:Hero) RETURN h.name AS name", repeat="reset_stream")
+    shown: list[str] = []
+    with stub.serve() as url:
+        model = OpenAIChatModel(
+            "stub", base_url=url, timeout_s=2.0, retry=RetryPolicy(attempts=4, initial_delay_s=0.05)
+        )
+        try:
+            model.chat([ChatMessage(role="user", content="heroes?")], on_token=shown.append)
+        except ModelError as e:
+            return stub.calls, str(e)
+    return stub.calls, ""
