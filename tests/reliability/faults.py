@@ -37,6 +37,9 @@ from cypherturn.graph._embedded import EmbeddedServerStatus, find_embedded_serve
 FAULTS = ("500", "429", "timeout", "malformed_tool_call", "reset", "reset_stream")
 """Fault kinds :class:`StubEndpoint` can inject."""
 
+RETRY_LOG = "WARNING cypherturn.models._retry:"
+"""How the model layer's retry warnings start on stderr."""
+
 Answer = Callable[[dict[str, Any]], str]
 """The reply text for a chat-completions request body (must depend on the body only)."""
 
@@ -312,10 +315,18 @@ def kill_and_resume(
 
 @dataclass
 class CliOutcome:
-    """A ``cypherturn`` command's exit and its non-empty stderr lines."""
+    """A ``cypherturn`` command's exit and its non-empty stderr lines.
+
+    Attributes:
+        exit: the exit status.
+        stderr_lines: stderr lines other than the model layer's retry warnings.
+        retry_lines: retry warnings (one per retry of an unreachable endpoint).
+        traceback: a traceback was printed.
+    """
 
     exit: int
     stderr_lines: list[str]
+    retry_lines: int
     traceback: bool
 
 
@@ -329,7 +340,10 @@ def run_cli(args: list[str], env: dict[str, str], timeout_s: float = 300.0) -> C
         timeout=timeout_s,
     )
     lines = [line for line in done.stderr.splitlines() if line.strip()]
-    return CliOutcome(done.returncode, lines, "Traceback" in done.stderr + done.stdout)
+    errors = [line for line in lines if not line.startswith(RETRY_LOG)]
+    return CliOutcome(
+        done.returncode, errors, len(lines) - len(errors), "Traceback" in done.stderr + done.stdout
+    )
 
 
 def servers_under(home: Path, settle_s: float = 5.0) -> list[EmbeddedServerStatus]:
@@ -595,3 +609,68 @@ def stream_reset() -> tuple[int, str]:
         except ModelError as e:
             return stub.calls, str(e)
     return stub.calls, ""
+
+
+def malformed_cases(root: Path) -> dict[str, tuple[list[str], str]]:
+    """Bad inputs written under ``root``: name -> (``cypherturn`` arguments, text the error must name).
+
+    Truncated JSONL (a session file, a run's scores), wrong schema versions (a
+    session line, a run record, a question set), a ``data.cypher`` with a syntax
+    error on line N, an unknown world, a bad engine URL and an unreachable model URL.
+    """
+    tests = Path(__file__).resolve().parent.parent
+    truncated = root / "truncated.jsonl"
+    truncated.write_text('{"session_id": "a", "turns": [', encoding="utf-8")
+    newer = root / "newer_sessions.jsonl"
+    newer.write_text(json.dumps({"format_version": 999, "session_id": "x"}) + "\n")
+    cut_run = root / "cut_run"
+    cut_run.mkdir()
+    (cut_run / "scores.jsonl").write_text('{"schema_version": 1, "run_id": "r", "mod')
+    newer_run = root / "newer_run"
+    newer_run.mkdir()
+    (newer_run / "scores.jsonl").write_text(json.dumps({"schema_version": 2}) + "\n")
+    sets = root / "questions"
+    sets.mkdir()
+    packaged = tests.parent / "src" / "cypherturn" / "experiments" / "data" / "questions"
+    qs = json.loads((packaged / "fraud.json").read_text(encoding="utf-8"))
+    qs["schema_version"] = 2
+    (sets / "fraud.json").write_text(json.dumps(qs), encoding="utf-8")
+    tiny = tests / "worlds" / "official_tiny"
+    script = (tiny / "data.cypher").read_text(encoding="utf-8").splitlines()
+    bad_line = next(i for i, line in enumerate(script) if "(" in line and "//" not in line)
+    script[bad_line] = script[bad_line].replace("(", "((", 1)
+    bad_cypher = root / "data.cypher"
+    bad_cypher.write_text("\n".join(script) + "\n", encoding="utf-8")
+    replay = root / "replay.json"
+    replay.write_text(json.dumps(["MATCH (n) RETURN count(n)"]), encoding="utf-8")
+    return {
+        "truncated sessions JSONL": (["bench", "stats", str(truncated)], "truncated.jsonl:1"),
+        "truncated run records": (["report", str(cut_run)], "scores.jsonl:1"),
+        "sessions of a newer format version": (["bench", "stats", str(newer)], "version 999"),
+        "run records of another schema version": (["report", str(newer_run)], "version 2"),
+        "question set of another schema version": (
+            ["qer", "questions", "--datasets", "fraud", "--question-dir", str(sets)],
+            "version 2",
+        ),
+        f"data.cypher syntax error on line {bad_line + 1}": (
+            [
+                "load",
+                "--cypher-script",
+                str(bad_cypher),
+                "--schema",
+                str(tiny / "schema.json"),
+                "--name",
+                "bad_script",
+            ],
+            f"data.cypher:{bad_line + 1}:",
+        ),
+        "unknown world": (["load", "atlantis"], "'atlantis'"),
+        "bad engine URL": (
+            ["ask", "q", "--engine", "ftp://nowhere", "--model", f"replay:{replay}"],
+            "ftp://nowhere",
+        ),
+        "unreachable model URL": (
+            ["ask", "q", "--model", "openai:m", "--base-url", "http://127.0.0.1:9/v1"],
+            "http://127.0.0.1:9/v1",
+        ),
+    }
