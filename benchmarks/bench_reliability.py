@@ -18,11 +18,19 @@ directory, ``python -c`` children killed with real signals, and the
    (the false-refusal rate).
 4. **Row cap**: 1,000,000 rows under a cap of 10, with the cap pushed into
    the query versus applied after the reply.
-5. **Malformed inputs**: each must give exit 1, one stderr line naming the
-   input, no traceback.
+5. **Malformed inputs**: each must give exit 1, one stderr error line naming
+   the input (the model layer's retry warnings aside), no traceback.
+6. **Kill -9 mid-run**: a ``bench run`` and a ``qer run`` (child processes
+   with their own ``CYPHERTURN_HOME``, answered by a deterministic local
+   OpenAI-compatible endpoint) SIGKILLed once records are written, rerun with
+   the same command, compared with an unbroken run: records lost, duplicated,
+   changed, and embedded servers left.
+7. **Endpoint faults**: 500, 429 with ``Retry-After``, a read timeout, a
+   connection reset mid-body and a malformed tool call, transient (2 calls)
+   or persistent, through the real ``openai`` client into ``run_benchmark``;
+   and a reset mid-stream of a streamed chat.
 
-Not measured here (left to the runner's own tests): kill -9 in the middle
-of ``bench run``/``qer run`` and endpoint faults.
+The fault injectors are tests/reliability/faults.py, shared with the tests.
 """
 
 from __future__ import annotations
@@ -39,6 +47,7 @@ import sys
 import tempfile
 import textwrap
 import time
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +55,14 @@ from cypherturn.errors import QueryError, QueryTimeoutError, WriteRefusedError
 from cypherturn.graph import EmbeddedFalkorDB, FalkorDBEngine
 from cypherturn.graph._embedded import find_embedded_servers
 from cypherturn.graph._engine import timeout_promise_s
+
+_TESTS = Path(__file__).resolve().parent.parent / "tests"
+# The fault injectors (stub endpoint, kill -9 driver, malformed inputs) are the tests' own,
+# so the suite and tests/reliability measure the same thing.
+sys.path[:0] = [str(_TESTS / "reliability"), str(_TESTS / "agent")]
+
+import faults  # noqa: E402
+from protocol_world import load_heroes  # noqa: E402
 
 PATHOLOGICAL = {
     "UNWIND range(1e8) count": "UNWIND range(1, 100000000) AS x RETURN count(x)",
@@ -353,61 +370,88 @@ def row_cap(root: Path) -> dict[str, Any]:
 
 
 def malformed(root: Path) -> list[dict[str, Any]]:
-    truncated = root / "truncated.jsonl"
-    truncated.write_text('{"session_id": "a", "turns": [', encoding="utf-8")
-    wrong = root / "wrong_version.jsonl"
-    wrong.write_text(json.dumps({"schema_version": 999, "session_id": "x"}) + "\n")
-    tiny = Path(__file__).resolve().parent.parent / "tests" / "worlds" / "official_tiny"
-    script = (tiny / "data.cypher").read_text(encoding="utf-8").splitlines()
-    bad_line = next(i for i, line in enumerate(script) if "(" in line and "//" not in line)
-    script[bad_line] = script[bad_line].replace("(", "((", 1)
-    bad_cypher = root / "data.cypher"
-    bad_cypher.write_text("\n".join(script) + "\n", encoding="utf-8")
-    schema = tiny / "schema.json"
-    replay = root / "replay.json"
-    replay.write_text(json.dumps(["MATCH (n) RETURN count(n)"]), encoding="utf-8")
-    cases = {
-        "truncated JSONL": ["bench", "stats", str(truncated)],
-        "wrong schema version": ["bench", "stats", str(wrong)],
-        f"data.cypher syntax error on line {bad_line + 1}": [
-            "load",
-            "--cypher-script",
-            str(bad_cypher),
-            "--schema",
-            str(schema),
-            "--name",
-            "bad_script",
-        ],
-        "unknown world": ["load", "atlantis"],
-        "bad engine URL": ["ask", "q", "--engine", "ftp://nowhere", "--model", f"replay:{replay}"],
-        "bad model URL": ["ask", "q", "--model", "openai:m", "--base-url", "http://127.0.0.1:9/v1"],
-    }
+    home = root / "home-malformed"
     results = []
-    # Wide columns: rich would otherwise wrap one long message over several lines.
-    env = {**os.environ, "CYPHERTURN_HOME": str(root / "home"), "COLUMNS": "400"}
-    for name, args in cases.items():
-        done = subprocess.run(
-            [sys.executable, "-m", "cypherturn", *args],
-            capture_output=True,
-            text=True,
-            env=env,
-            timeout=300,
-        )
-        lines = [line for line in done.stderr.splitlines() if line.strip()]
+    for name, (args, named) in faults.malformed_cases(root).items():
+        outcome = faults.run_cli(args, faults.cli_env(home))
+        line = outcome.stderr_lines[-1] if outcome.stderr_lines else ""
         results.append(
             {
                 "input": name,
-                "exit": done.returncode,
-                "stderr_lines": len(lines),
-                "traceback": "Traceback" in done.stderr + done.stdout,
-                "message": lines[-1][:160] if lines else "",
+                "exit": outcome.exit,
+                "stderr_lines": len(outcome.stderr_lines),
+                "retry_warnings": outcome.retry_lines,
+                "names_input": named in line,
+                "traceback": outcome.traceback,
+                "message": line[:160],
             }
         )
-        print(f"  {name:36} exit {done.returncode}  {lines[-1][:90] if lines else ''}", flush=True)
-    subprocess.run(
-        [sys.executable, "-m", "cypherturn", "doctor", "--stop"], env=env, capture_output=True
+        print(f"  {name:40} exit {outcome.exit}  {line[:90]}", flush=True)
+    left = len(faults.servers_under(home))
+    results.append(
+        {
+            "input": "(servers left after these commands)",
+            "exit": 0,
+            "stderr_lines": 0,
+            "retry_warnings": 0,
+            "names_input": True,
+            "traceback": False,
+            "message": str(left),
+        }
     )
     return results
+
+
+def kill_resume(root: Path) -> list[dict[str, Any]]:
+    """Kill -9 mid-run of ``bench run`` (3 sessions, 25 turns) and ``qer run`` (12 episodes)."""
+    env = faults.cli_env(root / "home-build")
+    bench = root / "kill-bench.jsonl"
+    built = faults.run_cli(
+        ["bench", "build", "--worlds", "magic_academy", "-n", "3", "--out", str(bench)], env
+    )
+    if built.exit != 0:
+        raise SystemExit(f"bench build failed: {built.stderr_lines}")
+    rows = []
+    for kind, kill_at in (("bench", 6), ("qer", 4)):
+        figures = faults.kill_resume(kind, root / f"kill-{kind}", bench=bench, kill_at=kill_at)
+        rows.append({"run": f"{kind} run", **asdict(figures)})
+        print(
+            f"  {kind} run: killed at {figures.at_kill}/{figures.expected} records (exit "
+            f"{figures.killed_rc}); resumed exit {figures.resumed_rc}: lost {figures.lost}, "
+            f"duplicated {figures.duplicated}, changed {figures.different}, "
+            f"servers left {figures.servers_left}",
+            flush=True,
+        )
+    return rows
+
+
+def endpoint_faults(root: Path) -> dict[str, Any]:
+    """Endpoint faults through the real openai client, on a 4-turn session of the real engine."""
+    server = EmbeddedFalkorDB(root / "faults").start()
+    engine = FalkorDBEngine(server.client(), "heroes", spec="bench")
+    load_heroes(engine)
+    rows = []
+    try:
+        for fault in ("500", "429", "timeout", "reset", "malformed_tool_call"):
+            for persistent in (False, True):
+                if fault == "malformed_tool_call" and not persistent:
+                    continue
+                out = root / f"fault-{fault}-{persistent}"
+                figures = faults.play_fault(engine, out, fault, persistent=persistent)
+                rows.append(asdict(figures))
+                print(
+                    f"  {fault:20} {'persistent' if persistent else 'transient ':10} calls "
+                    f"{figures.calls:2}  completed {figures.completed}  infra "
+                    f"{figures.infra_failures}  scored turns {figures.scored_turns}  "
+                    f"{figures.seconds} s",
+                    flush=True,
+                )
+    finally:
+        engine.close()
+        server.stop(force=True)
+    calls, error = faults.stream_reset()
+    print(f"  reset mid-stream: {calls} call(s); {error[:90]}", flush=True)
+    return {"runs": rows, "stream_reset": {"calls": calls, "error": error}}
 
 
 def _write_readme(out: Path, figures: dict[str, Any], limit: float, command: str) -> None:
@@ -461,17 +505,50 @@ def _write_readme(out: Path, figures: dict[str, Any], limit: float, command: str
         "",
         "## Malformed inputs",
         "",
-        "| input | exit | stderr lines | traceback | message |",
-        "|---|---|---|---|---|",
+        "| input | exit | error lines | retry warnings | names input | traceback | message |",
+        "|---|---|---|---|---|---|---|",
     ]
     lines += [
-        f"| {r['input']} | {r['exit']} | {r['stderr_lines']} | "
-        f"{'yes' if r['traceback'] else 'no'} | {r['message'].replace('|', '/')} |"
+        f"| {r['input']} | {r['exit']} | {r['stderr_lines']} | {r['retry_warnings']} | "
+        f"{'yes' if r['names_input'] else '**no**'} | {'yes' if r['traceback'] else 'no'} | "
+        f"{r['message'].replace('|', '/')} |"
         for r in figures["malformed"]
     ]
     lines += [
         "",
-        "Not covered here: kill -9 in the middle of `bench run`/`qer run`, endpoint faults.",
+        "## Kill -9 mid-run (resumed with the same command, compared with an unbroken run)",
+        "",
+        "| run | records | at kill | killed exit | resumed exit | lost | duplicated | changed "
+        "| servers left | traceback |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    lines += [
+        f"| {r['run']} | {r['expected']} | {r['at_kill']} | {r['killed_rc']} | "
+        f"{r['resumed_rc']} | {r['lost']} | {r['duplicated']} | {r['different']} | "
+        f"{r['servers_left']} | {'yes' if r['traceback'] else 'no'} |"
+        for r in figures["kill_resume"]
+    ]
+    ep = figures["endpoint_faults"]
+    lines += [
+        "",
+        "## Endpoint faults (one 4-turn guided session; 4 attempts, 0.05 s apart, "
+        "`Retry-After` honoured up to 2 s; 0.5 s request timeout)",
+        "",
+        "| fault | kind | requests | faults injected | completed | infra failures (unscored) "
+        "| scored turns | seconds |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    lines += [
+        f"| {r['fault']} | {'persistent' if r['persistent'] else 'transient (2 calls)'} | "
+        f"{r['calls']} | {r['injected']} | {r['completed']} | {r['infra_failures']} | "
+        f"{r['scored_turns']} | {r['seconds']} |"
+        for r in ep["runs"]
+    ]
+    lines += [
+        "",
+        f"- reset mid-stream of a streamed chat, after tokens were shown: "
+        f"{ep['stream_reset']['calls']} request (not retried): "
+        f"`{ep['stream_reset']['error']}`",
         "",
     ]
     out.mkdir(parents=True, exist_ok=True)
@@ -499,6 +576,10 @@ def main() -> None:
         figures["row_cap"] = row_cap(root)
         print("malformed inputs:")
         figures["malformed"] = malformed(root)
+        print("kill -9 mid-run:")
+        figures["kill_resume"] = kill_resume(root)
+        print("endpoint faults:")
+        figures["endpoint_faults"] = endpoint_faults(root)
     command = "python benchmarks/bench_reliability.py " + " ".join(sys.argv[1:])
     _write_readme(args.out, figures, args.limit, command.strip())
     print(f"wrote {args.out / 'README.md'}")

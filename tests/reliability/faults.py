@@ -171,8 +171,7 @@ class StubEndpoint:
             def log_message(self, format: str, *args: object) -> None:
                 return
 
-        server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        server.daemon_threads = True
+        server = _QuietServer(("127.0.0.1", 0), Handler)
         thread = threading.Thread(target=server.serve_forever, daemon=True)
         thread.start()
         try:
@@ -180,6 +179,16 @@ class StubEndpoint:
         finally:
             server.shutdown()
             server.server_close()
+
+
+class _QuietServer(ThreadingHTTPServer):
+    """A threading HTTP server that drops requests whose client went away (a killed run)."""
+
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
 
 
 def _completion(text: str, *, tool_arguments: str | None = None) -> dict[str, Any]:
