@@ -19,7 +19,6 @@ from cypherturn.strategies import (
     get_strategy,
     grounded_examples,
     load_prompts,
-    schema_examples,
 )
 
 QUESTION = "How many people took part in a burglary?"
@@ -227,24 +226,3 @@ def test_greedy_decodes_the_first_attempt_at_temperature_zero(crime: GraphEngine
     assert [s["temperature"] for s in model.settings] == [0.0, 0.9, 0.9]
     _, sampled = run("ras+:check,values,repair,vote", crime, [OTHER, GOOD, GOOD], budget=3)
     assert [s["temperature"] for s in sampled.settings] == [0.9, 0.9, 0.9]
-
-
-def test_a_graph_without_categories_gets_plain_examples_before_its_two_grounded_ones(
-    make_engine: Callable[..., GraphEngine],
-) -> None:
-    engine = make_engine("no_categories")
-    engine.write("UNWIND range(0, 4) AS k CREATE (:Merchant {name: 'Shop ' + toString(k)})")
-    engine.write(
-        "UNWIND range(1, 60) AS i MATCH (m:Merchant {name: 'Shop ' + toString(i % 5)}) "
-        "CREATE (:Payment {amount: i})-[:TO]->(m)"
-    )
-    index = graph_index(engine)
-    assert len(grounded_examples(index)) == 2
-    plain = schema_examples(index.schema)
-    model = ReplayChatModel([GOOD, GOOD])
-    get_strategy("ras+").run(
-        model, engine, QUESTION, index.schema_text(), StrategyConfig(budget=2, seed=0), plain
-    )
-    shown = [m.content for m in model.calls[0] if m.role == "user"][:-1]
-    assert shown[0] == plain[0].question and len(shown) == 3
-    assert shown[1:] == [e.question for e in grounded_examples(index)]

@@ -84,24 +84,6 @@ _RANK: dict[Verdict, int] = {
 }
 
 
-_MIN_EXAMPLES = 3
-
-
-def _with_grounded_examples(
-    plain: Sequence[FewShotExample], grounded: list[FewShotExample]
-) -> Sequence[FewShotExample]:
-    """The grounded examples, led by plain schema examples when the data gives fewer than three.
-
-    A graph with no stored categories (Fraud) gets only the two relationship
-    examples, both over one pattern, and a small model then writes that pattern
-    into every answer (measured: ``(a:Transfer)-[:TO]->(b:Merchant)`` for "list
-    the transfers"); a count and a listing first keep the examples varied.
-    """
-    if len(grounded) >= _MIN_EXAMPLES:
-        return grounded
-    return [*plain[: _MIN_EXAMPLES - len(grounded)], *grounded]
-
-
 def _engine_message(message: str) -> str:
     """The engine's message without the echo of the query (FalkorDB's ``errCtx``)."""
     head = message.split(" errCtx:", 1)[0]
@@ -155,7 +137,7 @@ class GroundedStrategy:
         index = graph_index(engine)
         if self.parts.values:
             schema_text = index.schema_text(values=True)
-            examples = _with_grounded_examples(examples, grounded_examples(index))
+            examples = grounded_examples(index) or examples
         base = prompts.initial_context(question, schema_text, examples)
         grammar = self._grammar(model, index)
         context = list(base)
