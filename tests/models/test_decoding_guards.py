@@ -127,7 +127,7 @@ def test_generation_ends_before_a_stop_sequence(smollm: GGUFChatModel, stream: b
 
 @pytest.mark.slow
 def test_the_repetition_guard_stops_a_runaway_generation(smollm: GGUFChatModel) -> None:
-    # at least 40 copies are forced; without the guard the model must write all of them
+    # at least 40 copies are forced; without the guard the model writes until max_tokens
     grammar = 'root ::= ("name | power | "){40,}'
     guarded = smollm.chat(
         ASK, temperature=0.0, max_tokens=300, grammar=grammar, repetition_guard=True
@@ -137,8 +137,8 @@ def test_the_repetition_guard_stops_a_runaway_generation(smollm: GGUFChatModel) 
     assert len(guarded.text) < 2 * REPETITION_MIN_CHARS + 32
     assert 0 < guarded.completion_tokens < 80 and guarded.prompt_tokens > 0
     plain = smollm.chat(ASK, temperature=0.0, max_tokens=300, grammar=grammar)
-    assert plain.finish_reason != "repetition"
-    assert len(plain.text) >= 40 * len("name | power | ")
+    assert plain.finish_reason == "length"
+    assert len(plain.text) > 2 * len(guarded.text)
     # the context stays usable after a guard stop
     again = smollm.chat(ASK, temperature=0.0, max_tokens=8, grammar='root ::= "ok"')
     assert again.text == "ok"
