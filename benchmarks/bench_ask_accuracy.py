@@ -61,8 +61,9 @@ from cypherturn.errors import (
 )
 from cypherturn.experiments import AskQuestion, episode_seed, load_ask_set
 from cypherturn.graph import QueryResult
-from cypherturn.metrics import config_changes, ex_scores
+from cypherturn.metrics import ex_scores
 from cypherturn.models import ChatModel, load_model
+from cypherturn.records import config_changes
 from cypherturn.strategies import get_strategy
 
 CONFIG_FILE = "config.json"

@@ -32,9 +32,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from cypherturn.graph import EmbeddedFalkorDB, FalkorDBEngine, GraphEngine, GraphSchema
-from cypherturn.metrics import ProtocolName
 from cypherturn.models import NO_RETRY, OpenAIChatModel
 from cypherturn.protocols import ProtocolSettings
+from cypherturn.records import ProtocolName
 from cypherturn.runner import StepLogged, log_path, read_log, run_benchmark
 from cypherturn.sessions import build_sessions, plan_build
 from cypherturn.worlds import get_world, load_world

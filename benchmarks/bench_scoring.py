@@ -31,7 +31,8 @@ import time
 from statistics import fmean
 
 from cypherturn.graph import GraphEngine, embedded_server, open_engine
-from cypherturn.metrics import PredictionStatus, ProtocolName, Scorer, ScoringSettings, TurnRecord
+from cypherturn.metrics import Scorer
+from cypherturn.records import PredictionStatus, ProtocolName, ScoringSettings, TurnRecord
 from cypherturn.worlds import get_world
 
 SESSIONS = 721

@@ -8,7 +8,7 @@ import pytest
 from cypherturn.agent import ActionExecutor, ActionStep, AgentGrounding
 from cypherturn.errors import ConfigError
 from cypherturn.graph import GraphEngine
-from cypherturn.metrics import Action
+from cypherturn.records import Action
 
 ALL = AgentGrounding(check=True, repair=True, values=True)
 # the arrow is written the wrong way and `!=` is SQL: the engine runs neither as meant

@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from cypherturn.agent import ActionCall, ParseFailure, parse_action, split_reasoning
-from cypherturn.metrics import Action
+from cypherturn.records import Action
 
 CASES: list[dict[str, Any]] = yaml.safe_load(
     (Path(__file__).parent / "parse_cases.yaml").read_text(encoding="utf-8")

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from cypherturn.agent import ActionCall, ParseFailure, parse_tool_call, tool_definitions
-from cypherturn.metrics import Action
+from cypherturn.records import Action
 
 
 def test_one_tool_per_action() -> None:

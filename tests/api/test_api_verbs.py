@@ -18,7 +18,7 @@ from cypherturn.errors import ConfigError, DatasetError
 from cypherturn.experiments import QerRunConfig, question_set_digest
 from cypherturn.experiments import load_question_set as packaged_set
 from cypherturn.graph import EmbeddedFalkorDB, open_engine
-from cypherturn.metrics import ATTEMPTS_FILE, SCORES_FILE, TurnScore, read_jsonl
+from cypherturn.records import ATTEMPTS_FILE, SCORES_FILE, TurnScore, read_jsonl
 from cypherturn.runner import SessionResult
 from cypherturn.sessions import Session, read_sessions
 

@@ -12,7 +12,8 @@ import pytest
 from cypherturn.cypher import PROVENANCE_COLUMN, decode_provenance, rewrite_for_provenance
 from cypherturn.errors import CypherParseError, QueryError
 from cypherturn.graph import GraphEngine
-from cypherturn.metrics import canonical, execute_with_provenance, split_provenance
+from cypherturn.metrics._equivalence import canonical
+from cypherturn.metrics._execute import execute_with_provenance, split_provenance
 
 QUERIES: list[str] = json.loads(Path(__file__).with_name("rewrite_queries.json").read_text())[
     "queries"

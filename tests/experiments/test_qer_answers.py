@@ -42,8 +42,8 @@ from cypherturn.experiments import (
     score_qer_answers,
 )
 from cypherturn.graph import GraphEngine
-from cypherturn.metrics import read_run
 from cypherturn.models import ReplayChatModel
+from cypherturn.records import read_run
 from cypherturn.reports import build_report, write_report
 
 runner = CliRunner()

@@ -15,8 +15,9 @@ from cypherturn.experiments import (
     run_qer_experiment,
 )
 from cypherturn.graph import GraphEngine
-from cypherturn.metrics import qer_curves, read_run
+from cypherturn.metrics import qer_curves
 from cypherturn.models import load_model
+from cypherturn.records import read_run
 from cypherturn.reports import build_report
 
 MAX_TOKENS = 32

@@ -12,7 +12,7 @@ import cypherturn.cli._commands  # noqa: F401 - registers the command groups
 from cypherturn.cli._app import app, console
 from cypherturn.errors import ConfigError
 from cypherturn.experiments import MIN_QUESTION_CHARS, QUESTION_ENDINGS, load_question_set
-from cypherturn.metrics import ATTEMPTS_FILE, read_run
+from cypherturn.records import ATTEMPTS_FILE, read_run
 from cypherturn.reports import build_report, write_report
 
 runner = CliRunner()

@@ -20,8 +20,9 @@ from cypherturn.experiments import (
     run_qer_experiment,
 )
 from cypherturn.graph import GraphEngine
-from cypherturn.metrics import ATTEMPTS_FILE, QerEpisode, qer_curves
+from cypherturn.metrics import qer_curves
 from cypherturn.models import ReplayChatModel
+from cypherturn.records import ATTEMPTS_FILE, QerEpisode
 
 
 def _episodes(run_dir: Path) -> list[QerEpisode]:

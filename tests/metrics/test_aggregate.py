@@ -5,6 +5,14 @@ from __future__ import annotations
 import pytest
 
 from cypherturn.metrics import (
+    breakdown,
+    cer,
+    cer_by_position,
+    ex_by_position,
+    session_scores,
+    summarize,
+)
+from cypherturn.records import (
     Action,
     PredictionStatus,
     ProtocolName,
@@ -12,12 +20,6 @@ from cypherturn.metrics import (
     QueryAttempt,
     TurnRecord,
     TurnScore,
-    breakdown,
-    cer,
-    cer_by_position,
-    ex_by_position,
-    session_scores,
-    summarize,
 )
 
 

@@ -6,7 +6,7 @@ import datetime as dt
 
 import pytest
 
-from cypherturn.metrics import (
+from cypherturn.metrics._equivalence import (
     Tolerance,
     canonical,
     columns_permutation,

@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 
 from cypherturn.graph import GraphEngine
-from cypherturn.metrics import PredictionStatus, ProtocolName, Scorer, ScoringSettings, TurnRecord
+from cypherturn.metrics import Scorer
+from cypherturn.records import PredictionStatus, ProtocolName, ScoringSettings, TurnRecord
 
 CASES: list[dict[str, Any]] = json.loads(Path(__file__).with_name("ex_cases.json").read_text())[
     "cases"

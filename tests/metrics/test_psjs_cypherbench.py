@@ -9,17 +9,9 @@ import pytest
 
 from cypherturn.errors import DatasetError
 from cypherturn.graph import GraphEngine
-from cypherturn.metrics import (
-    GoldCache,
-    ProtocolName,
-    PsjsStatus,
-    Scorer,
-    ScoringSettings,
-    TurnRecord,
-    read_run,
-    summarize,
-)
+from cypherturn.metrics import GoldCache, Scorer, summarize
 from cypherturn.metrics._psjs import cypherbench_jaccard, cypherbench_provenance_queries
+from cypherturn.records import ProtocolName, PsjsStatus, ScoringSettings, TurnRecord, read_run
 
 
 def test_the_block_ends_at_the_first_aliased_with_and_unions_count_per_branch() -> None:

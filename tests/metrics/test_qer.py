@@ -6,16 +6,9 @@ import pytest
 from pydantic import ValidationError
 
 from cypherturn.errors import ConfigError
-from cypherturn.metrics import (
-    QerEpisode,
-    QueryAttempt,
-    attempt_failure_rate,
-    episode_from_strategy_result,
-    qer_curves,
-    qer_dataset_table,
-    qer_scaling,
-    qer_tier_table,
-)
+from cypherturn.metrics import qer_curves, qer_dataset_table, qer_scaling, qer_tier_table
+from cypherturn.metrics._qer import attempt_failure_rate
+from cypherturn.records import QerEpisode, QueryAttempt, episode_from_strategy_result
 from cypherturn.strategies import Attempt, StrategyConfig, StrategyResult
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from cypherturn.metrics import config_changes
+from cypherturn.records import config_changes
 
 
 class Sampling(BaseModel):

@@ -7,15 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from cypherturn.graph import GraphEngine
-from cypherturn.metrics import (
-    GoldCache,
-    ProtocolName,
-    Scorer,
-    ScoringSettings,
-    TurnRecord,
-    read_run,
-    score_run,
-)
+from cypherturn.metrics import GoldCache, Scorer, score_run
+from cypherturn.records import ProtocolName, ScoringSettings, TurnRecord, read_run
 
 CASES: list[dict[str, Any]] = json.loads(Path(__file__).with_name("ex_cases.json").read_text())[
     "cases"

@@ -9,7 +9,6 @@ from typing import Any
 
 from cypherturn.agent import ActionExecutor, ActionStep, UserSimulator, tool_definitions
 from cypherturn.graph import GraphEngine
-from cypherturn.metrics import ProtocolName
 from cypherturn.models import ReplayChatModel
 from cypherturn.protocols import (
     ActionFormat,
@@ -21,6 +20,7 @@ from cypherturn.protocols import (
     load_prompts,
     play_session,
 )
+from cypherturn.records import ProtocolName
 from cypherturn.sessions import Session
 
 

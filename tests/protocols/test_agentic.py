@@ -7,8 +7,8 @@ from helpers_protocols import act, play
 
 from cypherturn.agent import TurnEnd
 from cypherturn.graph import GraphEngine
-from cypherturn.metrics import ProtocolName
 from cypherturn.protocols import HISTORY_RESULT_CHARS, Variant, session_budget
+from cypherturn.records import ProtocolName
 from cypherturn.sessions import Session
 
 AGENTIC = ProtocolName.AGENTIC

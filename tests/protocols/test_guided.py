@@ -6,8 +6,8 @@ from helpers_protocols import act, play
 
 from cypherturn.agent import ActionStep, TurnEnd
 from cypherturn.graph import GraphEngine
-from cypherturn.metrics import Action
 from cypherturn.protocols import DISCOURAGEMENT, ActionFormat
+from cypherturn.records import Action
 from cypherturn.sessions import Session
 
 Q1 = "MATCH (h:Hero) RETURN h.name"

@@ -10,8 +10,8 @@ from helpers_protocols import act, play
 
 from cypherturn.agent import AgentGrounding, TurnEnd
 from cypherturn.graph import GraphEngine
-from cypherturn.metrics import Action, ProtocolName
 from cypherturn.protocols import ActionFormat, Framing, ProtocolSettings
+from cypherturn.records import Action, ProtocolName
 from cypherturn.runner._batch import RunConfig
 from cypherturn.sessions import Session
 

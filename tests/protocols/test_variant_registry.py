@@ -9,7 +9,6 @@ from helpers_protocols import act, play
 
 from cypherturn.errors import ConfigError
 from cypherturn.graph import GraphEngine
-from cypherturn.metrics import ProtocolName
 from cypherturn.models import ReplayChatModel
 from cypherturn.protocols import (
     PROTOCOL_VARIANTS,
@@ -21,6 +20,7 @@ from cypherturn.protocols import (
     get_variant,
     register_variant,
 )
+from cypherturn.records import ProtocolName
 from cypherturn.runner import run_session
 from cypherturn.sessions import Session
 

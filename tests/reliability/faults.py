@@ -550,9 +550,9 @@ def play_fault(
     """
     from protocol_world import make_session
 
-    from cypherturn.metrics import RECORDS_FILE, ProtocolName, TurnRecord, read_jsonl
     from cypherturn.models import OpenAIChatModel, RetryPolicy
     from cypherturn.protocols import ActionFormat, ProtocolSettings
+    from cypherturn.records import RECORDS_FILE, ProtocolName, TurnRecord, read_jsonl
     from cypherturn.runner import INFRA_FILE, run_benchmark
 
     tools = fault == "malformed_tool_call"

@@ -8,14 +8,14 @@ from pathlib import Path
 import pytest
 
 from cypherturn.graph import GraphEngine
-from cypherturn.metrics import (
+from cypherturn.metrics import score_run
+from cypherturn.records import (
     ATTEMPTS_FILE,
     Action,
     ProtocolName,
     QerEpisode,
     QueryAttempt,
     TurnRecord,
-    score_run,
     write_jsonl,
 )
 

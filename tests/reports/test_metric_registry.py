@@ -12,17 +12,15 @@ from cypherturn.errors import ConfigError
 from cypherturn.graph import GraphEngine
 from cypherturn.metrics import (
     METRICS,
-    ProtocolName,
     ScoredTurn,
     TurnMetric,
-    TurnRecord,
     get_metric,
-    read_run,
     register_metric,
     score_run,
     session_totals,
     summarize,
 )
+from cypherturn.records import ProtocolName, TurnRecord, read_run
 from cypherturn.reports import build_report
 
 FIXTURE_GRAPH = Path(__file__).parents[1] / "metrics" / "fixture_graph.cypher"

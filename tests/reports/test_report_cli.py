@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 import cypherturn.cli._report  # noqa: F401 - registers the command
 from cypherturn.cli._app import app, console
 from cypherturn.errors import DatasetError
-from cypherturn.metrics import RunManifest, read_run
+from cypherturn.records import RunManifest, read_run
 from cypherturn.reports import build_report
 
 runner = CliRunner()

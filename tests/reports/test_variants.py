@@ -12,14 +12,14 @@ from typer.testing import CliRunner
 import cypherturn.cli._report  # noqa: F401 - registers the command
 from cypherturn.cli._app import app
 from cypherturn.graph import GraphEngine
-from cypherturn.metrics import (
+from cypherturn.metrics import score_run
+from cypherturn.records import (
     METRICS_VERSION,
     ProtocolName,
     RunManifest,
     TurnRecord,
     read_jsonl,
     read_run,
-    score_run,
 )
 from cypherturn.reports import build_report
 

@@ -15,7 +15,7 @@ from cypherturn.cli._bench import bench_app
 from cypherturn.cli._exit import ExitCode
 from cypherturn.errors import ConfigError
 from cypherturn.graph import EmbeddedFalkorDB, open_engine
-from cypherturn.metrics import SCORES_FILE, TurnScore, read_jsonl
+from cypherturn.records import SCORES_FILE, TurnScore, read_jsonl
 from cypherturn.sessions import Session, Turn, read_sessions
 
 

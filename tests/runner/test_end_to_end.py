@@ -8,9 +8,10 @@ import pytest
 from protocol_world import WORLD, make_session
 
 from cypherturn.graph import GraphEngine
-from cypherturn.metrics import SCORES_FILE, ProtocolName, score_run
+from cypherturn.metrics import score_run
 from cypherturn.models import load_model
 from cypherturn.protocols import ProtocolSettings
+from cypherturn.records import SCORES_FILE, ProtocolName
 from cypherturn.runner import StepLogged, log_path, read_log, run_benchmark
 
 

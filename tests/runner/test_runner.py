@@ -14,7 +14,6 @@ from protocol_world import WORLD, make_session
 from cypherturn.agent import TurnEnd
 from cypherturn.errors import ConfigError, ContextLengthError
 from cypherturn.graph import GraphEngine
-from cypherturn.metrics import RECORDS_FILE, Action, ProtocolName, TurnRecord, read_jsonl
 from cypherturn.models import (
     ChatMessage,
     ChatModel,
@@ -30,6 +29,7 @@ from cypherturn.protocols import (
     Variant,
     load_prompts,
 )
+from cypherturn.records import RECORDS_FILE, Action, ProtocolName, TurnRecord, read_jsonl
 from cypherturn.runner import (
     CONFIG_FILE,
     INFRA_FILE,

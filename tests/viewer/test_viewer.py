@@ -26,7 +26,8 @@ from cypherturn import api
 from cypherturn.cli import main
 from cypherturn.cli._bench import bench_app
 from cypherturn.graph import EmbeddedFalkorDB, GraphEngine, open_engine
-from cypherturn.metrics import (
+from cypherturn.models import ReplayChatModel
+from cypherturn.records import (
     ATTEMPTS_FILE,
     SCORES_FILE,
     QerEpisode,
@@ -35,7 +36,6 @@ from cypherturn.metrics import (
     read_jsonl,
     write_jsonl,
 )
-from cypherturn.models import ReplayChatModel
 from cypherturn.sessions import read_sessions
 from cypherturn.viewer import page_server, read_page, render_page
 

@@ -32,7 +32,7 @@ import json_repair
 from pydantic import BaseModel, ConfigDict
 
 from cypherturn.cypher import unescape_markdown
-from cypherturn.metrics import Action
+from cypherturn.records import Action
 
 __all__ = ["ActionCall", "ParseFailure", "parse_action", "split_reasoning"]
 

@@ -8,8 +8,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from cypherturn.errors import ErrorClass
 from cypherturn.grounding import Finding
-from cypherturn.metrics import Action
 from cypherturn.models import ToolCall
+from cypherturn.records import Action
 
 __all__ = ["ActionStep", "TurnEnd"]
 

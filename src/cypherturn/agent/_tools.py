@@ -14,8 +14,8 @@ import json
 from typing import Any
 
 from cypherturn.agent._parse import ActionCall, ParseFailure
-from cypherturn.metrics import Action
 from cypherturn.models import ToolSpec
+from cypherturn.records import Action
 
 __all__ = ["parse_tool_call", "tool_definitions"]
 

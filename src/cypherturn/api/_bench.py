@@ -17,9 +17,10 @@ from cypherturn.api._engines import bench_engines, official_graph_name
 from cypherturn.api._hooks import Status, quiet
 from cypherturn.errors import ConfigError, DatasetError
 from cypherturn.graph import GraphEngine, GraphSchema, open_engine
-from cypherturn.metrics import ProtocolName, Scorer, TurnRecord, TurnScore, score_run
+from cypherturn.metrics import Scorer, score_run
 from cypherturn.models import ChatModel, load_model
 from cypherturn.protocols import ActionFormat, Framing, ProtocolSettings, get_variant
+from cypherturn.records import ProtocolName, TurnRecord, TurnScore
 from cypherturn.runner import RunSummary, SessionResult
 from cypherturn.sessions import (
     DEFAULT_SESSIONS,
@@ -514,7 +515,7 @@ def run_benchmark(
         on_start: called once with the selected sessions, before any is played.
         on_session: called after each session (resumed ones included).
         on_scores: when given, each completed session is scored as soon as it
-            ends (EX so far) and its :class:`~cypherturn.metrics.TurnScore` list is
+            ends (EX so far) and its :class:`~cypherturn.records.TurnScore` list is
             passed here; the gold results computed then are reused by the final scoring.
         on_turn: called with each turn's record as it is played (not for kept turns).
 

@@ -31,8 +31,8 @@ from cypherturn.experiments import (
     write_question_set,
 )
 from cypherturn.graph import GraphEngine
-from cypherturn.metrics import QerEpisode, read_run
 from cypherturn.models import ChatModel, load_model
+from cypherturn.records import QerEpisode, read_run
 from cypherturn.reports import Report, ReportFormat, build_report, write_report
 from cypherturn.strategies import get_strategy
 

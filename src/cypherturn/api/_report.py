@@ -8,7 +8,8 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from cypherturn.api._hooks import Status, quiet
-from cypherturn.metrics import DEFAULT_RESAMPLES, read_run
+from cypherturn.metrics import DEFAULT_RESAMPLES
+from cypherturn.records import read_run
 from cypherturn.reports import Report, ReportFormat, build_report, write_report
 
 __all__ = ["ReportConfig", "ReportResult", "report"]

@@ -23,7 +23,7 @@ from cypherturn import api
 from cypherturn.cli._app import console
 from cypherturn.cli._exit import ExitCode
 from cypherturn.cli._options import EngineOpt, ModelOptions, model_options
-from cypherturn.metrics import TurnRecord, TurnScore
+from cypherturn.records import TurnRecord, TurnScore
 from cypherturn.runner import SessionResult, SessionStatus
 from cypherturn.sessions import (
     DEFAULT_SESSIONS,

@@ -28,7 +28,7 @@ from cypherturn.experiments import (
     TIERS,
     QerRunConfig,
 )
-from cypherturn.metrics import QerEpisode
+from cypherturn.records import QerEpisode
 from cypherturn.reports import ReportFormat, to_rich
 from cypherturn.strategies import PROMPT_VERSION, strategy_names
 

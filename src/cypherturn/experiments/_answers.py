@@ -38,7 +38,8 @@ from cypherturn.experiments._runner import (
     question_set_digest,
 )
 from cypherturn.graph import GraphEngine, QueryResult
-from cypherturn.metrics import ATTEMPTS_FILE, QerEpisode, ex_scores, read_jsonl
+from cypherturn.metrics import ex_scores
+from cypherturn.records import ATTEMPTS_FILE, QerEpisode, read_jsonl
 
 __all__ = [
     "AnswerStatus",

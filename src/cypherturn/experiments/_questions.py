@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from cypherturn.errors import ConfigError, DatasetError, QueryError
 from cypherturn.graph import GraphEngine
 from cypherturn.metrics import TIERS, Tier
-from cypherturn.metrics._rundir import validation_problem
+from cypherturn.records import validation_problem
 
 __all__ = [
     "DATASETS",

@@ -46,14 +46,14 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from cypherturn.errors import ConfigError, DatasetError
 from cypherturn.experiments._questions import TIERS, Question, QuestionSet, select_questions
 from cypherturn.graph import GraphEngine, render_schema_prompt
-from cypherturn.metrics import (
+from cypherturn.models import ChatModel
+from cypherturn.records import (
     ATTEMPTS_FILE,
     QerEpisode,
     config_changes,
     episode_from_strategy_result,
+    validation_problem,
 )
-from cypherturn.metrics._rundir import validation_problem
-from cypherturn.models import ChatModel
 from cypherturn.strategies import (
     PROMPT_VERSION,
     FewShotExample,

@@ -1,13 +1,20 @@
 """Scoring: EX, relaxed EX, PSJS, SEM, CER, QER, cost and breakdowns, with bootstrap and Spearman statistics.
 
-Input records (:class:`TurnRecord`, :class:`QerEpisode`) come from a benchmark
-runner or a strategy run; :func:`score_run` executes gold and predicted queries
-against the graphs and writes a run directory that :mod:`cypherturn.reports` reads.
+The scorer reads records and executes on graphs, nothing else: its input
+(:class:`~cypherturn.records.TurnRecord`, :class:`~cypherturn.records.QerEpisode`)
+and output (:class:`~cypherturn.records.TurnScore`, ``run.json``) are
+:mod:`cypherturn.records`'s, so any log can be scored, ours or an imported one.
+:func:`score_run` executes gold and predicted queries against the graphs and
+writes a run directory that :mod:`cypherturn.reports` reads. A metric is one
+:class:`TurnMetric` registered by name (:func:`register_metric`); statistics,
+summaries and reports iterate over :data:`METRICS`.
+
+The equivalence, provenance and PSJS internals are imported from their modules
+(``cypherturn.metrics._equivalence``, ``._execute``, ``._psjs``, ``._scorer``).
 """
 
 from cypherturn.metrics._aggregate import (
     BREAKDOWN_DIMENSIONS,
-    BreakdownCell,
     SystemKey,
     SystemSummary,
     breakdown,
@@ -18,51 +25,15 @@ from cypherturn.metrics._aggregate import (
     session_scores,
     summarize,
 )
-from cypherturn.metrics._engineinfo import UNKNOWN_VERSION, EngineInfo, engine_info
-from cypherturn.metrics._equivalence import (
-    Tolerance,
-    canonical,
-    columns_permutation,
-    rows_equal,
-    sort_lists,
-    unordered_list_columns,
-    values_equal,
-)
-from cypherturn.metrics._execute import (
-    ExecutedQuery,
-    execute_with_provenance,
-    split_provenance,
-)
+from cypherturn.metrics._engineinfo import engine_info
 from cypherturn.metrics._qer import (
     TIERS,
     QerCurve,
-    QerDatasetRow,
-    QerTierRow,
     Tier,
-    attempt_failure_rate,
     qer_curves,
     qer_dataset_table,
     qer_scaling,
     qer_tier_table,
-)
-from cypherturn.metrics._records import (
-    BASE_VARIANT,
-    METRICS_VERSION,
-    SCHEMA_VERSION,
-    Action,
-    ExecutionStats,
-    PredictionStatus,
-    ProtocolName,
-    PsjsStatus,
-    QerEpisode,
-    QueryAttempt,
-    RunManifest,
-    ScoringSettings,
-    SessionKey,
-    SessionScore,
-    TurnRecord,
-    TurnScore,
-    episode_from_strategy_result,
 )
 from cypherturn.metrics._registry import (
     METRICS,
@@ -71,31 +42,11 @@ from cypherturn.metrics._registry import (
     get_metric,
     register_metric,
 )
-from cypherturn.metrics._rundir import (
-    ATTEMPTS_FILE,
-    MANIFEST_FILE,
-    RECORDS_FILE,
-    SCORES_FILE,
-    RunData,
-    config_changes,
-    read_jsonl,
-    read_run,
-    score_run,
-    write_jsonl,
-)
-from cypherturn.metrics._scorer import (
-    GoldCache,
-    GoldEntry,
-    Scorer,
-    ex_scores,
-    ex_subset_score,
-    jaccard,
-)
+from cypherturn.metrics._rundir import score_run
+from cypherturn.metrics._scorer import GoldCache, Scorer, ex_scores
 from cypherturn.metrics._stats import (
     DEFAULT_RESAMPLES,
     ConfidenceInterval,
-    PairedComparison,
-    RankCorrelation,
     SessionTotals,
     bootstrap_ci,
     paired_bootstrap,
@@ -104,85 +55,38 @@ from cypherturn.metrics._stats import (
 )
 
 __all__ = [
-    "ATTEMPTS_FILE",
-    "BASE_VARIANT",
     "BREAKDOWN_DIMENSIONS",
     "DEFAULT_RESAMPLES",
-    "MANIFEST_FILE",
     "METRICS",
-    "METRICS_VERSION",
-    "RECORDS_FILE",
-    "SCHEMA_VERSION",
-    "SCORES_FILE",
     "TIERS",
-    "UNKNOWN_VERSION",
-    "Action",
-    "BreakdownCell",
     "ConfidenceInterval",
-    "EngineInfo",
-    "ExecutedQuery",
-    "ExecutionStats",
     "GoldCache",
-    "GoldEntry",
-    "PairedComparison",
-    "PredictionStatus",
-    "ProtocolName",
-    "PsjsStatus",
     "QerCurve",
-    "QerDatasetRow",
-    "QerEpisode",
-    "QerTierRow",
-    "QueryAttempt",
-    "RankCorrelation",
-    "RunData",
-    "RunManifest",
     "ScoredTurn",
     "Scorer",
-    "ScoringSettings",
-    "SessionKey",
-    "SessionScore",
     "SessionTotals",
     "SystemKey",
     "SystemSummary",
     "Tier",
-    "Tolerance",
     "TurnMetric",
-    "TurnRecord",
-    "TurnScore",
-    "attempt_failure_rate",
     "bootstrap_ci",
     "breakdown",
-    "canonical",
     "cer",
     "cer_by_position",
-    "columns_permutation",
-    "config_changes",
     "engine_info",
-    "episode_from_strategy_result",
     "ex_by_position",
     "ex_scores",
-    "ex_subset_score",
-    "execute_with_provenance",
     "get_metric",
     "group_by_system",
-    "jaccard",
     "paired_bootstrap",
     "qer_curves",
     "qer_dataset_table",
     "qer_scaling",
     "qer_tier_table",
-    "read_jsonl",
-    "read_run",
     "register_metric",
-    "rows_equal",
     "score_run",
     "session_scores",
     "session_totals",
-    "sort_lists",
     "spearman",
-    "split_provenance",
     "summarize",
-    "unordered_list_columns",
-    "values_equal",
-    "write_jsonl",
 ]

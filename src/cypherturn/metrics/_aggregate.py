@@ -13,18 +13,13 @@ from statistics import fmean
 
 from pydantic import BaseModel, Field
 
-from cypherturn.metrics._records import (
-    Action,
-    ProtocolName,
-    SessionKey,
-    SessionScore,
-    TurnScore,
-)
 from cypherturn.metrics._registry import METRICS
+from cypherturn.records import BASE_VARIANT, Action, ProtocolName, SessionKey, TurnScore
 
 __all__ = [
     "BREAKDOWN_DIMENSIONS",
     "BreakdownCell",
+    "SessionScore",
     "SystemKey",
     "SystemSummary",
     "breakdown",
@@ -38,6 +33,43 @@ __all__ = [
 
 SystemKey = tuple[str, str, int, str]
 """``(model, protocol, budget multiplier, variant)``."""
+
+
+class SessionScore(BaseModel):
+    """Aggregates of one session as played (SEM, cliff, cost).
+
+    Attributes:
+        run_id / model / protocol / budget_multiplier / variant / session_id / graph /
+            persona: identity, as in :class:`TurnRecord`.
+        turns: valid turns scored.
+        ex: mean strict EX over the turns.
+        sem: session exact match, 1 iff every turn has EX = 1 (CypherTurn §3.2).
+        cliff_turns: turns auto-scored 0 by the budget cliff.
+        budget_exhausted: the budget ran out in some turn of the session
+            (:attr:`TurnRecord.budget_exhausted`: agentic, the shared budget reached
+            zero; guided, a turn used its 3 actions without SUBMIT_ANSWER).
+        output_tokens: clean output tokens over the session (the Tok/S numerator).
+        prompt_tokens: prompt tokens over the session.
+        latency_s: summed turn latency, seconds.
+    """
+
+    run_id: str
+    model: str
+    protocol: ProtocolName
+    budget_multiplier: int
+    variant: str = BASE_VARIANT
+    session_id: str
+    graph: str
+    persona: str
+    turns: int
+    ex: float
+    sem: int
+    cliff_turns: int
+    budget_exhausted: bool
+    output_tokens: int
+    prompt_tokens: int
+    latency_s: float
+
 
 BREAKDOWN_DIMENSIONS: dict[str, Callable[[TurnScore], str]] = {
     "graph": lambda s: s.record.graph,

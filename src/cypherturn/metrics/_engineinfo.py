@@ -2,40 +2,23 @@
 
 Gold answers can depend on the engine (issue 12: FalkorDB and Neo4j differ on
 multi-edge patterns, ``LIMIT`` after ``UNION ALL``, integer ``sum()``), so every
-run directory records the engine of each graph it was scored on.
+run directory records the engine of each graph it was scored on
+(:class:`cypherturn.records.EngineInfo`).
 """
 
 from __future__ import annotations
 
 import logging
 
-from pydantic import BaseModel
 from redis.exceptions import RedisError
 
 from cypherturn.errors import CypherTurnError
 from cypherturn.graph import FalkorDBEngine, GraphEngine, Neo4jEngine
+from cypherturn.records import UNKNOWN_VERSION, EngineInfo
 
-__all__ = ["UNKNOWN_VERSION", "EngineInfo", "engine_info"]
+__all__ = ["engine_info"]
 
 logger = logging.getLogger(__name__)
-
-UNKNOWN_VERSION = "unknown"
-
-
-class EngineInfo(BaseModel):
-    """An engine's product name and version.
-
-    Attributes:
-        name: ``FalkorDB``, ``Neo4j`` (with its edition), or the engine class name.
-        version: the server's version string, ``unknown`` when it could not be read.
-    """
-
-    name: str
-    version: str = UNKNOWN_VERSION
-
-    def __str__(self) -> str:
-        return f"{self.name} {self.version}"
-
 
 def _falkordb_version(engine: FalkorDBEngine) -> str:
     # FalkorDB is a Redis module named "graph"; MODULE LIST gives its version as

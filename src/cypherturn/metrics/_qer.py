@@ -19,7 +19,7 @@ import numpy as np
 from pydantic import BaseModel
 
 from cypherturn.errors import ConfigError
-from cypherturn.metrics._records import QerEpisode
+from cypherturn.records import QerEpisode
 
 Tier = Literal["easy", "medium", "hard"]
 """A complexity tier (RAS §3.2)."""

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from cypherturn._registry import Registry
 from cypherturn.errors import ConfigError
 from cypherturn.graph import QueryResult
-from cypherturn.metrics._records import TurnRecord, TurnScore
+from cypherturn.records import TurnRecord, TurnScore
 
 __all__ = ["METRICS", "ScoredTurn", "TurnMetric", "get_metric", "register_metric"]
 

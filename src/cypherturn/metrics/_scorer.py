@@ -33,7 +33,8 @@ from cypherturn.metrics._equivalence import (
 )
 from cypherturn.metrics._execute import ExecutedQuery, execute_with_provenance
 from cypherturn.metrics._psjs import cypherbench_jaccard, cypherbench_node_ids
-from cypherturn.metrics._records import (
+from cypherturn.metrics._registry import METRICS, ScoredTurn
+from cypherturn.records import (
     ExecutionStats,
     PredictionStatus,
     PsjsStatus,
@@ -42,7 +43,6 @@ from cypherturn.metrics._records import (
     TurnRecord,
     TurnScore,
 )
-from cypherturn.metrics._registry import METRICS, ScoredTurn
 
 __all__ = ["GoldCache", "GoldEntry", "Scorer", "ex_scores", "ex_subset_score", "jaccard"]
 

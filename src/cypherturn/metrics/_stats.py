@@ -19,8 +19,8 @@ from pydantic import BaseModel
 from scipy import stats
 
 from cypherturn.errors import ConfigError
-from cypherturn.metrics._records import TurnScore
 from cypherturn.metrics._registry import get_metric
+from cypherturn.records import TurnScore
 
 __all__ = [
     "DEFAULT_RESAMPLES",

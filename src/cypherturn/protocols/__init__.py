@@ -10,7 +10,6 @@ files under ``protocols/prompts/`` (:func:`load_prompts`).
 from collections.abc import Sequence
 
 from cypherturn.errors import DatasetError
-from cypherturn.metrics import ProtocolName
 from cypherturn.protocols._agentic import (
     HISTORY_RESULT_CHARS,
     agentic_history,
@@ -62,6 +61,7 @@ from cypherturn.protocols._variants import (
     get_variant,
     register_variant,
 )
+from cypherturn.records import ProtocolName
 from cypherturn.sessions import Session
 
 __all__ = [

@@ -12,13 +12,13 @@ from collections.abc import Sequence
 
 from cypherturn.agent import ActionStep, TurnEnd
 from cypherturn.errors import ConfigError
-from cypherturn.metrics import Action
 from cypherturn.models import ChatMessage
 from cypherturn.protocols._env import SessionEnv
 from cypherturn.protocols._loop import run_action_loop, turn_end
 from cypherturn.protocols._prompts import PromptSet, action_prompt, fill
 from cypherturn.protocols._settings import ProtocolSettings, TurnOutcome
 from cypherturn.protocols._variants import TurnBudget, get_variant
+from cypherturn.records import Action
 from cypherturn.sessions import Session, Turn
 
 __all__ = [

@@ -37,7 +37,6 @@ from cypherturn.agent import (
     split_reasoning,
 )
 from cypherturn.errors import ContextLengthError
-from cypherturn.metrics import Action
 from cypherturn.models import (
     ChatMessage,
     ChatModel,
@@ -47,6 +46,7 @@ from cypherturn.models import (
     ToolSpec,
 )
 from cypherturn.protocols._settings import Framing
+from cypherturn.records import Action
 
 __all__ = [
     "CUT_OFF",

@@ -17,8 +17,8 @@ from pydantic import (
 )
 
 from cypherturn.agent import ActionStep, AgentGrounding, TurnEnd
-from cypherturn.metrics import ProtocolName
 from cypherturn.protocols._variants import PROTOCOL_VARIANTS, Variant
+from cypherturn.records import ProtocolName
 
 __all__ = [
     "BUDGET_MULTIPLIERS",

@@ -18,18 +18,13 @@ from pydantic import BaseModel, Field
 from cypherturn.errors import ConfigError, DatasetError
 from cypherturn.experiments import QerAnswers
 from cypherturn.metrics import (
-    BASE_VARIANT,
     BREAKDOWN_DIMENSIONS,
     DEFAULT_RESAMPLES,
     METRICS,
-    METRICS_VERSION,
     ConfidenceInterval,
-    EngineInfo,
     QerCurve,
-    RunData,
     SystemKey,
     SystemSummary,
-    TurnScore,
     bootstrap_ci,
     breakdown,
     cer_by_position,
@@ -43,6 +38,7 @@ from cypherturn.metrics import (
     spearman,
     summarize,
 )
+from cypherturn.records import BASE_VARIANT, METRICS_VERSION, EngineInfo, RunData, TurnScore
 from cypherturn.reports._qer import (
     format_change,
     qer_answer_tables,

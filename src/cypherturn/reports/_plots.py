@@ -18,7 +18,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.figure import Figure
 
-from cypherturn.metrics import BASE_VARIANT, qer_scaling
+from cypherturn.metrics import qer_scaling
+from cypherturn.records import BASE_VARIANT
 from cypherturn.reports._build import Report, system_label
 
 __all__ = [

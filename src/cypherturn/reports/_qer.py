@@ -17,7 +17,8 @@ import numpy as np
 
 from cypherturn.errors import ErrorClass
 from cypherturn.experiments import QerAnswer
-from cypherturn.metrics import TIERS, QerCurve, QerEpisode
+from cypherturn.metrics import TIERS, QerCurve
+from cypherturn.records import QerEpisode
 from cypherturn.reports._tables import Cell, Table
 
 __all__ = [

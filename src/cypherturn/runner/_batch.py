@@ -34,14 +34,19 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from cypherturn.errors import ConfigError, DatasetError
 from cypherturn.graph import GraphEngine, GraphSchema
-from cypherturn.metrics import RECORDS_FILE, TurnRecord, config_changes, write_jsonl
-from cypherturn.metrics._rundir import validation_problem
 from cypherturn.models import ChatModel
 from cypherturn.protocols import (
     ActionFormat,
     PromptSet,
     ProtocolSettings,
     load_prompts,
+)
+from cypherturn.records import (
+    RECORDS_FILE,
+    TurnRecord,
+    config_changes,
+    validation_problem,
+    write_jsonl,
 )
 from cypherturn.runner._log import (
     SessionFinished,

@@ -25,8 +25,7 @@ from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
 from cypherturn.agent import ActionStep, TurnEnd
 from cypherturn.errors import DatasetError
-from cypherturn.metrics import TurnRecord
-from cypherturn.metrics._rundir import validation_problem
+from cypherturn.records import TurnRecord, validation_problem
 
 __all__ = [
     "LOG_SCHEMA_VERSION",

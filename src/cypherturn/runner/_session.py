@@ -14,7 +14,6 @@ from pydantic import BaseModel
 from cypherturn.agent import ActionExecutor, ActionStep, TurnEnd, UserSimulator, tool_definitions
 from cypherturn.errors import EngineConnectionError, ModelError
 from cypherturn.graph import GraphEngine, GraphSchema
-from cypherturn.metrics import Action, ProtocolName, QueryAttempt, TurnRecord
 from cypherturn.models import ChatModel
 from cypherturn.protocols import (
     GUIDED_ACTIONS,
@@ -28,6 +27,7 @@ from cypherturn.protocols import (
     play_session,
     session_budget,
 )
+from cypherturn.records import Action, ProtocolName, QueryAttempt, TurnRecord
 from cypherturn.runner._log import (
     SessionFinished,
     SessionLog,

@@ -1,13 +1,17 @@
 """Read a run directory of any kind into a :class:`~cypherturn.viewer._model.RunPage`.
 
-Kinds, told apart by the files they hold (layouts: :mod:`cypherturn.metrics._rundir`,
-:mod:`cypherturn.runner`, :mod:`cypherturn.experiments`):
+Kinds, told apart by the files they hold (the layouts: :mod:`cypherturn.records`):
 
 * ``bench``: ``scores.jsonl`` (or an unscored ``records.jsonl`` of TurnRecords),
   ``run.json``, ``bench_config.json`` and the action logs ``sessions/<id>.jsonl``;
 * ``qer``: ``attempts.jsonl`` (QerEpisode), ``qer.json``, ``transcripts.jsonl``;
 * ``ask``: ``records.jsonl`` of ask-accuracy lines (model, strategy, question_id,
   ex, ..., the whole StrategyResult), ``config.json``.
+
+Malformed files are reported as the project's other readers report them
+(:func:`~cypherturn.records.read_jsonl`: a :class:`DatasetError` naming the file
+and line, so ``cypherturn view`` exits 1 with that one line); the action logs
+drop a torn last line, as :func:`~cypherturn.runner._log.read_log` does on resume.
 """
 
 from __future__ import annotations
@@ -22,28 +26,41 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from cypherturn.errors import DatasetError
-from cypherturn.metrics import (
+from cypherturn.experiments import QerTranscript
+from cypherturn.metrics import METRICS, cer, session_scores
+from cypherturn.records import (
     ATTEMPTS_FILE,
     MANIFEST_FILE,
     RECORDS_FILE,
     SCORES_FILE,
+    TRANSCRIPTS_FILE,
     QerEpisode,
     RunManifest,
     TurnRecord,
     TurnScore,
     read_jsonl,
     read_run,
+    validation_problem,
 )
 from cypherturn.reports import Table, build_report, system_label
 from cypherturn.runner._log import StepLogged, TurnFinished, read_log
+from cypherturn.sessions import Session, read_sessions
 from cypherturn.strategies import Attempt, StrategyResult
-from cypherturn.viewer._model import GroupView, ItemView, RunPage, StepView, TurnView
+from cypherturn.viewer._model import (
+    GroupView,
+    ItemView,
+    ResultView,
+    RunPage,
+    StepView,
+    TurnView,
+)
 
 __all__ = ["detect_kind", "read_page"]
 
 _CONFIG_FILES = ("bench_config.json", "qer.json", "config.json")
-_TRANSCRIPTS_FILE = "transcripts.jsonl"
 _SESSIONS_DIR = "sessions"
+_RESULT_ROWS = 10
+"""Gold rows shown per turn; the total is always given."""
 
 
 def detect_kind(path: Path) -> str:
@@ -68,12 +85,16 @@ def detect_kind(path: Path) -> str:
     )
 
 
-def read_page(path: Path, *, n_resamples: int = 2_000) -> RunPage:
+def read_page(path: Path, *, n_resamples: int = 2_000, bench: Path | None = None) -> RunPage:
     """Everything the page of run directory ``path`` shows.
 
     Args:
         path: a run directory.
-        n_resamples: bootstrap resamples of the summary table's confidence intervals.
+        n_resamples: bootstrap resamples of the summary tables' confidence intervals
+            (:func:`~cypherturn.reports.build_report`, session-level bootstrap).
+        bench: the benchmark file the run played (``bench build`` output); with it,
+            bench turns show the user's utterance and the gold query's stored rows
+            (a run directory does not hold them). Ignored for QER and ask runs.
 
     Returns:
         The page's data.
@@ -85,7 +106,8 @@ def read_page(path: Path, *, n_resamples: int = 2_000) -> RunPage:
     page = RunPage(title=str(path), kind=kind)
     _meta(path, page)
     if kind == "bench":
-        _bench(path, page, n_resamples)
+        sessions = {s.session_id: s for s in read_sessions(bench)} if bench is not None else {}
+        _bench(path, page, n_resamples, sessions)
     elif kind == "qer":
         _qer(path, page, n_resamples)
     else:
@@ -114,7 +136,7 @@ def _meta(path: Path, page: RunPage) -> None:
         try:
             manifest = RunManifest.model_validate_json(manifest_path.read_text(encoding="utf-8"))
         except ValidationError as e:
-            raise DatasetError(f"{manifest_path}: not a valid run manifest: {e}") from e
+            raise DatasetError(f"{manifest_path}: {validation_problem(e, 'run manifest')}") from e
         page.meta += [
             ("run", manifest.run_id),
             ("created", manifest.created_at.isoformat(timespec="seconds")),
@@ -124,6 +146,8 @@ def _meta(path: Path, page: RunPage) -> None:
             ("metric definitions", str(manifest.metrics_version)),
         ]
         page.meta += [(f"engine ({graph})", str(info)) for graph, info in manifest.engines.items()]
+        if not manifest.engines:
+            page.meta.append(("engine", "not recorded (scored before engines were recorded)"))
     for name in _CONFIG_FILES:
         config = path / name
         if config.exists():
@@ -217,13 +241,12 @@ def _logged_steps(path: Path, page: RunPage) -> dict[_Key, tuple[list[StepView],
 
 def _score_turn(score: TurnScore) -> TurnView:
     r = score.record
-    scores = {
-        "EX": str(score.ex),
-        "rEX": str(score.ex_relaxed),
-        "rEX⊆": "-" if score.ex_subset is None else str(score.ex_subset),
-        "PSJS": _fmt(score.psjs),
-        "PSJS-out": _fmt(score.psjs_output),
-    }
+    # every registered turn metric (the built-ins and any added one), in report column order
+    scores = {}
+    for metric in METRICS.items():
+        value = metric.value(score)
+        shown = "-" if value is None else str(int(value)) if value in (0.0, 1.0) else _fmt(value)
+        scores[metric.label] = shown
     facts = [
         f"prediction {score.prediction_status.value}",
         f"gold rows {score.gold_rows}, predicted rows {score.predicted_rows}",
@@ -264,7 +287,44 @@ def _record_turn(r: TurnRecord) -> TurnView:
     )
 
 
-def _bench(path: Path, page: RunPage, n_resamples: int) -> None:
+def _result_view(columns: list[str], rows: list[list[Any]]) -> ResultView:
+    shown = rows[:_RESULT_ROWS]
+    return ResultView(
+        columns=columns,
+        rows=[[json.dumps(v, ensure_ascii=False, default=str) for v in row] for row in shown],
+        total=len(rows),
+    )
+
+
+def _add_session_facts(view: TurnView, record: TurnRecord, sessions: dict[str, Session]) -> None:
+    session = sessions.get(record.session_id)
+    if session is None:
+        return
+    turn = next((t for t in session.turns if t.turn_index == record.turn), None)
+    if turn is None:
+        return
+    view.question = turn.utterance
+    view.gold_result = _result_view(turn.gold_result.columns, turn.gold_result.rows)
+
+
+def _session_scores(scores: list[TurnScore]) -> dict[str, str]:
+    """EX (mean), SEM and CER of one session's turns, by the metrics package's own functions."""
+    found = session_scores(scores)
+    if not found:
+        return {"EX": "-", "SEM": "-", "CER": "-"}
+    return {"EX": _fmt(found[0].ex), "SEM": str(found[0].sem), "CER": _fmt(cer(scores))}
+
+
+def _cascade(scores: list[TurnScore], views: dict[int, TurnView]) -> None:
+    """Mark each failed turn whose dependency failed too (what CER counts, CypherTurn §5.2)."""
+    by_turn = {s.record.turn: s for s in scores}
+    for s in scores:
+        dep = s.record.depends_on
+        if dep is not None and dep in by_turn and by_turn[dep].ex == 0 and s.ex == 0:
+            views[s.record.turn].facts.append(f"cascade: turn {dep}, which it builds on, failed too")
+
+
+def _bench(path: Path, page: RunPage, n_resamples: int, sessions_file: dict[str, Session]) -> None:
     scores_path = path / SCORES_FILE
     records_path = path / RECORDS_FILE
     scored: list[TurnScore] = []
@@ -277,6 +337,9 @@ def _bench(path: Path, page: RunPage, n_resamples: int) -> None:
         records = list(read_jsonl(records_path, TurnRecord))
         page.notes.append(f"no {SCORES_FILE}: the turns are not scored")
     steps = _logged_steps(path, page)
+    scores_of: dict[tuple[tuple[str, str, int, str], str], list[TurnScore]] = defaultdict(list)
+    for s in scored:
+        scores_of[(s.record.system, s.record.session_id)].append(s)
     rows: list[tuple[TurnRecord, TurnView]] = [(s.record, _score_turn(s)) for s in scored]
     rows += [(r, _record_turn(r)) for r in records]
     if not rows:
@@ -292,7 +355,10 @@ def _bench(path: Path, page: RunPage, n_resamples: int) -> None:
         if logged is not None:
             view.steps, end = logged
             view.facts.append(f"turn ended: {end}")
+        _add_session_facts(view, record, sessions_file)
         sessions[record.system][record.session_id].append((record, view))
+    if scored:
+        page.item_columns = ["EX", "SEM", "CER"]
     for system in sorted(sessions):
         items = []
         for session_id in sorted(sessions[system]):
@@ -300,6 +366,8 @@ def _bench(path: Path, page: RunPage, n_resamples: int) -> None:
             first = turns[0][0]
             views = [v for _, v in turns]
             correct = sum(not v.failed for v in views)
+            session_turns = scores_of.get((system, session_id), [])
+            _cascade(session_turns, {r.turn: v for r, v in turns})
             items.append(
                 ItemView(
                     key=session_id,
@@ -307,6 +375,7 @@ def _bench(path: Path, page: RunPage, n_resamples: int) -> None:
                     persona=first.persona,
                     outcome=_outcome(views),
                     summary=f"{correct}/{len(views)} turns correct",
+                    scores=_session_scores(session_turns) if scored else {},
                     turns=views,
                 )
             )
@@ -324,25 +393,19 @@ def _bench(path: Path, page: RunPage, n_resamples: int) -> None:
 # ---------------------------------------------------------------------- qer
 
 
-class _Transcript(BaseModel):
-    dataset: str
-    tier: str
-    question_id: str
-    run_index: int
-    result: StrategyResult
-
-
 def _qer(path: Path, page: RunPage, n_resamples: int) -> None:
     episodes = list(read_jsonl(path / ATTEMPTS_FILE, QerEpisode))
     page.tables = build_report([read_run(path)], n_resamples=n_resamples).tables
     transcripts: dict[tuple[str, str, str, str, str, int], StrategyResult] = {}
-    transcripts_path = path / _TRANSCRIPTS_FILE
+    transcripts_path = path / TRANSCRIPTS_FILE
     if transcripts_path.exists():
-        for t in read_jsonl(transcripts_path, _Transcript):
+        for t in read_jsonl(transcripts_path, QerTranscript):
             key = (t.result.model, t.result.strategy, t.dataset, t.tier, t.question_id, t.run_index)
             transcripts[key] = t.result
     else:
-        page.notes.append(f"no {_TRANSCRIPTS_FILE}: attempts are shown without their queries")
+        page.notes.append(f"no {TRANSCRIPTS_FILE}: attempts are shown without their queries")
+    if not (path / MANIFEST_FILE).exists():
+        page.meta.append(("engine", "not recorded: a QER run directory does not name its engine"))
     groups: dict[tuple[str, str, int, str, str], dict[str, list[TurnView]]] = defaultdict(
         lambda: defaultdict(list)
     )
@@ -425,9 +488,7 @@ def _ask(path: Path, page: RunPage) -> None:
             try:
                 lines.append(_AskLine.model_validate_json(line))
             except ValidationError as e:
-                raise DatasetError(
-                    f"{records}:{number}: not an ask record: {e.errors()[0]['msg']}"
-                ) from e
+                raise DatasetError(f"{records}:{number}: {validation_problem(e, 'ask record')}") from e
     groups: dict[tuple[str, str], list[_AskLine]] = defaultdict(list)
     for ask_line in lines:
         groups[(ask_line.model, ask_line.strategy)].append(ask_line)

@@ -1,4 +1,4 @@
-"""The scorer's input and output records, versioned pydantic models.
+"""The run records: the scorer's input and output, versioned pydantic models.
 
 Input, written by a benchmark runner (one JSON object per line):
 
@@ -11,9 +11,11 @@ Input, written by a benchmark runner (one JSON object per line):
 Output, written by :func:`cypherturn.metrics.score_run`:
 
 * :class:`TurnScore` — a :class:`TurnRecord` with its EX, relaxed EX and PSJS.
-* :class:`SessionScore` — per-session aggregates (SEM, cliff, cost).
 * :class:`RunManifest` — ``run.json``: what was scored, with which settings,
-  how many engine executions it took.
+  how many engine executions it took, on which engine (:class:`EngineInfo`).
+
+The vocabularies the records use, :class:`Action` and :class:`ProtocolName`, live
+here too, so the agent and the protocols share them without importing the scorer.
 """
 
 from __future__ import annotations
@@ -34,23 +36,26 @@ from pydantic import (
 )
 
 from cypherturn.errors import ErrorClass
-from cypherturn.metrics._engineinfo import EngineInfo
 
 __all__ = [
     "BASE_VARIANT",
     "METRICS_VERSION",
     "SCHEMA_VERSION",
+    "STORED_CONTEXT",
+    "UNKNOWN_VERSION",
     "Action",
+    "EngineInfo",
     "ExecutionStats",
+    "InfraFailure",
     "PredictionStatus",
     "ProtocolName",
     "PsjsStatus",
     "QerEpisode",
+    "QerFailure",
     "QueryAttempt",
     "RunManifest",
     "ScoringSettings",
     "SessionKey",
-    "SessionScore",
     "StrategyAttemptLike",
     "StrategyResultLike",
     "TurnRecord",
@@ -79,6 +84,29 @@ BASE_VARIANT: Final = "base"
 
 SessionKey = tuple[str, str, str, int, str, str]
 """``(run id, model, protocol, budget multiplier, variant, session id)``."""
+
+
+UNKNOWN_VERSION: Final = "unknown"
+"""The version recorded when an engine's version could not be read."""
+
+
+class EngineInfo(BaseModel):
+    """An engine's product name and version, as ``run.json`` records it per graph.
+
+    Gold answers can depend on the engine (issue 12: FalkorDB and Neo4j differ on
+    multi-edge patterns, ``LIMIT`` after ``UNION ALL``, integer ``sum()``), so every
+    run directory records the engine of each graph it was scored on.
+
+    Attributes:
+        name: ``FalkorDB``, ``Neo4j`` (with its edition), or the engine class name.
+        version: the server's version string, ``unknown`` when it could not be read.
+    """
+
+    name: str
+    version: str = UNKNOWN_VERSION
+
+    def __str__(self) -> str:
+        return f"{self.name} {self.version}"
 
 
 class ProtocolName(StrEnum):
@@ -352,7 +380,7 @@ class TurnScore(BaseModel):
         """Stored scores of metric definitions 1 held our output-provenance PSJS under ``psjs``.
 
         Applies when reading a file (validation context ``{"stored": True}``,
-        :func:`cypherturn.metrics.read_run`) and the line has no ``metrics_version``.
+        :func:`cypherturn.records.read_run`) and the line has no ``metrics_version``.
         """
         stored = bool(info.context and info.context.get(STORED_CONTEXT))
         if not stored or not isinstance(data, dict) or "metrics_version" in data:
@@ -364,42 +392,6 @@ class TurnScore(BaseModel):
         moved["psjs_output_note"] = moved.pop("psjs_note", None)
         moved["psjs_status"] = PsjsStatus.NOT_SCORED
         return moved
-
-
-class SessionScore(BaseModel):
-    """Aggregates of one session as played (SEM, cliff, cost).
-
-    Attributes:
-        run_id / model / protocol / budget_multiplier / variant / session_id / graph /
-            persona: identity, as in :class:`TurnRecord`.
-        turns: valid turns scored.
-        ex: mean strict EX over the turns.
-        sem: session exact match, 1 iff every turn has EX = 1 (CypherTurn §3.2).
-        cliff_turns: turns auto-scored 0 by the budget cliff.
-        budget_exhausted: the budget ran out in some turn of the session
-            (:attr:`TurnRecord.budget_exhausted`: agentic, the shared budget reached
-            zero; guided, a turn used its 3 actions without SUBMIT_ANSWER).
-        output_tokens: clean output tokens over the session (the Tok/S numerator).
-        prompt_tokens: prompt tokens over the session.
-        latency_s: summed turn latency, seconds.
-    """
-
-    run_id: str
-    model: str
-    protocol: ProtocolName
-    budget_multiplier: int
-    variant: str = BASE_VARIANT
-    session_id: str
-    graph: str
-    persona: str
-    turns: int
-    ex: float
-    sem: int
-    cliff_turns: int
-    budget_exhausted: bool
-    output_tokens: int
-    prompt_tokens: int
-    latency_s: float
 
 
 class ExecutionStats(BaseModel):
@@ -589,3 +581,43 @@ def episode_from_strategy_result(
         budget=result.budget,
         attempts=[QueryAttempt.model_validate(a.model_dump()) for a in result.attempts],
     )
+
+
+class InfraFailure(BaseModel):
+    """A session a benchmark run lost to an infrastructure failure (``infra_failures.json``).
+
+    Infrastructure failures (``cypherturn.runner.INFRA_ERRORS``: the model endpoint
+    still failing after the model layer's retries, a malformed endpoint answer, an
+    unreachable engine) are never scored as model errors: the session is listed
+    here, unscored, and the next run with the same configuration continues it
+    from its first unfinished turn.
+
+    Attributes:
+        session_id: the session.
+        error: the failure's message.
+    """
+
+    session_id: str
+    error: str
+
+
+class QerFailure(BaseModel):
+    """A QER episode a run lost to an infrastructure failure (``infra_failures.json``).
+
+    As for :class:`InfraFailure`: the episode is not written to ``attempts.jsonl``,
+    so it counts in no QER figure, and the next run with the same configuration
+    plays it.
+
+    Attributes:
+        strategy / dataset / tier / model / run_index / question_id: the episode,
+            as in :class:`QerEpisode`.
+        error: the failure's message.
+    """
+
+    strategy: str
+    dataset: str
+    tier: str
+    model: str
+    run_index: int
+    question_id: str
+    error: str
