@@ -12,6 +12,7 @@ what it returns.
 command                function                        config
 =====================  ==============================  ========================
 ``ask``                :func:`run_ask` (:func:`ask`)   :class:`AskConfig`
+``chat``               :class:`ChatSession`            :class:`ChatConfig`
 ``load``               :func:`load`                    keywords
 ``bench build``        :func:`build_benchmark`         :class:`BenchBuildConfig`
 ``bench import``       :func:`import_benchmark`        :class:`BenchImportConfig`
@@ -47,6 +48,7 @@ from cypherturn.api._bench import (
     run_benchmark,
     run_session,
 )
+from cypherturn.api._chat import ChatConfig, ChatSession
 from cypherturn.api._engines import (
     DEFAULT_GRAPH,
     OFFICIAL_GRAPH_PREFIX,
@@ -79,6 +81,8 @@ __all__ = [
     "BenchImportResult",
     "BenchPlan",
     "BenchRunConfig",
+    "ChatConfig",
+    "ChatSession",
     "QerQuestionsConfig",
     "QerQuestionsResult",
     "QerReportConfig",

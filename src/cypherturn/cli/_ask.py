@@ -1,7 +1,9 @@
-"""`cypherturn ask`: one question, a strategy trace, the result rows."""
+"""`cypherturn ask`: one question, a strategy trace, the result rows, the answer in words."""
 
 from __future__ import annotations
 
+import json
+import time
 from collections.abc import Callable, Sequence
 from contextlib import nullcontext
 from pathlib import Path
@@ -16,6 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 from cypherturn import api
+from cypherturn.answers import Answer, answer_in_words
 from cypherturn.cli._app import app, console
 from cypherturn.cli._exit import ExitCode
 from cypherturn.cli._options import EngineOpt, ModelOptions, model_options
@@ -30,7 +33,15 @@ from cypherturn.models import (
 )
 from cypherturn.strategies import Attempt, StrategyResult
 
-__all__ = ["ask"]
+__all__ = [
+    "AnswerStream",
+    "ask",
+    "attempt_panel",
+    "print_answer",
+    "print_trace",
+    "result_table",
+    "rows_summary",
+]
 
 _SHOWN_ROWS = 25
 
@@ -78,8 +89,17 @@ def ask(
     as_json: bool = typer.Option(
         False, "--json", help="Print one machine-readable JSON record instead of the trace."
     ),
+    no_answer: bool = typer.Option(
+        False, "--no-answer", help="Skip the answer in words (no extra model call)."
+    ),
 ) -> None:
-    """Turn a question into Cypher, execute it read-only, repair it from the engine's errors."""
+    """Turn a question into Cypher, execute it read-only, repair it from the engine's errors.
+
+    Then the model writes an answer in words from the rows; every number in it
+    must come from the rows, else a templated answer is shown (and recorded in
+    ``--json`` as ``answer.source = "template"`` with the reason).
+    """
+    started = time.perf_counter()
     if not as_json:
         console.print(f"[bold]Question:[/] {escape(question)}")
         console.print(f"[dim]graph {graph} · strategy {strategy}@{budget} · model {model}[/]")
@@ -98,16 +118,80 @@ def ask(
         prompt_version=prompt,
     )
     streaming = not as_json and console.is_terminal
-    shown = StreamedModel(load_model(model, **config.model_options), console) if streaming else None
+    loaded = load_model(model, **config.model_options)
     quiet = as_json or streaming
     with nullcontext() if quiet else console.status("Generating and executing Cypher..."):
-        result = api.run_ask(question, config, model=shown)
-    if as_json:
-        typer.echo(result.model_dump_json())
-    else:
+        result = api.run_ask(
+            question, config, model=StreamedModel(loaded, console) if streaming else loaded
+        )
+    if not as_json:
         print_trace(result)
+    answer: Answer | None = None
+    if result.final_result is not None and not no_answer:
+        stream = AnswerStream(console)
+        with nullcontext() if quiet else console.status("Writing the answer..."):
+            answer = answer_in_words(
+                loaded,
+                question,
+                result.final_query,
+                result.final_result,
+                on_token=stream if streaming else None,
+                seed=seed,
+            )
+        if not as_json:
+            print_answer(answer, streamed=stream.started)
+    if as_json:
+        record = result.model_dump(mode="json")
+        record["answer"] = answer.model_dump(mode="json") if answer is not None else None
+        record["seconds"] = time.perf_counter() - started
+        typer.echo(json.dumps(record))
     if not result.success:
         raise typer.Exit(ExitCode.NO_EXECUTABLE_QUERY)
+
+
+class AnswerStream:
+    """A token callback that prints ``Answer:`` before the first piece, then each piece as it comes.
+
+    Args:
+        out: the console.
+
+    Attributes:
+        started: some piece was printed (the line is still open).
+    """
+
+    def __init__(self, out: Console) -> None:
+        self._out = out
+        self.started = False
+
+    def __call__(self, piece: str) -> None:
+        """Print one generated piece."""
+        if not self.started:
+            self._out.print("[bold]Answer:[/] ", end="")
+            self.started = True
+        self._out.out(piece, end="", highlight=False)
+
+
+def print_answer(answer: Answer, *, streamed: bool, out: Console | None = None) -> None:
+    """Print the answer in words; after a streamed one, only a rejection and its replacement.
+
+    Args:
+        answer: the record.
+        streamed: the model's text was already printed as it was generated
+            (the line is then ended here).
+        out: the console (default: the app's).
+    """
+    target = out or console
+    if streamed:
+        target.out("")
+    if answer.source == "model":
+        if not streamed:
+            target.print(Text.assemble(("Answer: ", "bold"), answer.text))
+        return
+    if streamed and answer.model_text is not None:
+        target.print(f"[yellow]replaced[/] [dim]({escape(answer.reason or '')}); from the rows:[/]")
+    elif answer.reason not in (None, "no rows"):
+        target.print(f"[dim]answer from the rows ({escape(answer.reason or '')})[/]")
+    target.print(Text.assemble(("Answer: ", "bold"), answer.text))
 
 
 class StreamedModel:
@@ -177,7 +261,7 @@ class StreamedModel:
 def print_trace(result: StrategyResult) -> None:
     """Print every attempt (query, then error or row count) and the final rows."""
     for attempt in result.attempts:
-        console.print(_attempt_panel(attempt, result.budget))
+        console.print(attempt_panel(attempt, result.budget))
     chosen = (
         f", attempt {result.selected_attempt} selected"
         if result.selected_attempt is not None and result.selected_attempt != result.attempts_used
@@ -194,7 +278,8 @@ def print_trace(result: StrategyResult) -> None:
         console.print(rows_summary(result.final_result), style="dim")
 
 
-def _attempt_panel(attempt: Attempt, budget: int) -> Panel:
+def attempt_panel(attempt: Attempt, budget: int) -> Panel:
+    """One attempt as a panel: repairs and findings, the query, the outcome, votes, tokens, seconds."""
     query = Syntax(
         attempt.query or "(no Cypher found in the answer)",
         "cypher",

@@ -1,0 +1,347 @@
+"""`chat`: a conversation over one graph, each turn answered by ask's strategy with the history."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from contextlib import ExitStack
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from cypherturn.answers import answer_in_words
+from cypherturn.api._engines import DEFAULT_GRAPH, connect
+from cypherturn.chat import (
+    HISTORY_TURNS,
+    ChatTurn,
+    Transcript,
+    chat_history,
+    contextual_question,
+    read_transcript,
+    result_problem,
+    scope_problem,
+    write_transcript,
+)
+from cypherturn.errors import ConfigError
+from cypherturn.graph import GraphEngine, GraphSchema, render_schema_prompt
+from cypherturn.grounding import GraphIndex, graph_index
+from cypherturn.models import ChatModel, load_model
+from cypherturn.protocols import HISTORY_ROWS
+from cypherturn.strategies import (
+    StrategyConfig,
+    TokenCallback,
+    get_strategy,
+    schema_examples,
+)
+
+__all__ = ["ChatConfig", "ChatSession"]
+
+
+class ChatConfig(BaseModel):
+    """What `cypherturn chat` runs: ask's settings, plus the answer, the history and the transcript.
+
+    Attributes:
+        graph / engine_url / strategy / budget / model / model_options /
+            temperature / seed / timeout_s / row_cap / data_path / prompt_version:
+            as in :class:`~cypherturn.api.AskConfig` (the same defaults: ``ras+``
+            at budget 5 with the strongest local model).
+        answer: write an answer in words for every answered turn.
+        history_turns: earlier answered turns given to the model as context.
+        history_rows: rows of each earlier result in that context.
+        transcript: the file the transcript is rewritten to after every turn
+            (``None``: not saved unless :meth:`ChatSession.save` is called).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    graph: str = DEFAULT_GRAPH
+    engine_url: str | None = None
+    strategy: str = "ras+"
+    budget: int = Field(default=5, ge=1)
+    model: str = "default"
+    model_options: dict[str, Any] = Field(default_factory=dict)
+    temperature: float | None = None
+    seed: int | None = None
+    timeout_s: float | None = None
+    row_cap: int | None = None
+    data_path: Path | None = None
+    prompt_version: str | None = None
+    answer: bool = True
+    history_turns: int = Field(default=HISTORY_TURNS, ge=0)
+    history_rows: int = Field(default=HISTORY_ROWS, ge=1)
+    transcript: Path | None = None
+
+    def strategy_config(self) -> StrategyConfig:
+        """The decoding and execution settings of every turn's strategy run.
+
+        Raises:
+            ConfigError: a setting is out of range.
+        """
+        settings: dict[str, Any] = {
+            "budget": self.budget,
+            "seed": self.seed,
+            "timeout_s": self.timeout_s,
+            "row_cap": self.row_cap,
+        }
+        if self.temperature is not None:
+            settings["temperature"] = self.temperature
+        if self.prompt_version is not None:
+            settings["prompt_version"] = self.prompt_version
+        return StrategyConfig(**settings)
+
+
+class ChatSession:
+    """A conversation over one graph; use it as a context manager (it holds an open engine).
+
+    Each :meth:`ask` runs the configured strategy (``ras+`` by default, as
+    ``cypherturn ask``) on the question preceded by the conversation so far
+    (:func:`~cypherturn.chat.chat_history`), so a follow-up is resolved against
+    earlier questions, queries and results; then, for an answered turn, writes
+    the answer in words (:func:`~cypherturn.answers.answer_in_words`). A question
+    the graph cannot answer is recorded as ``out_of_scope`` with the reason
+    (:func:`~cypherturn.chat.scope_problem`, :func:`~cypherturn.chat.result_problem`).
+
+    Args:
+        config: the settings (``None``: the defaults, graph ``pole``).
+        model: a loaded model to use instead of loading ``config.model``.
+        turns: earlier turns to continue from (see :meth:`resume`).
+
+    Example:
+        >>> with ChatSession(ChatConfig(graph="pole")) as chat:  # doctest: +SKIP
+        ...     chat.ask("How many crimes are there of each type?")
+        ...     turn = chat.ask("Which of those are burglaries?")
+        ...     print(turn.answer.text, turn.query)
+    """
+
+    def __init__(
+        self,
+        config: ChatConfig | None = None,
+        *,
+        model: ChatModel | None = None,
+        turns: Sequence[ChatTurn] = (),
+    ) -> None:
+        self.config = config or ChatConfig()
+        self._model = model
+        self._turns: list[ChatTurn] = list(turns)
+        self._stack: ExitStack | None = None
+        self._engine: GraphEngine | None = None
+        self._index: GraphIndex | None = None
+        self._schema: GraphSchema | None = None
+        self._schema_text = ""
+
+    @classmethod
+    def resume(
+        cls, path: Path, config: ChatConfig | None = None, *, model: ChatModel | None = None
+    ) -> ChatSession:
+        """A session continuing the transcript at ``path``: its turns are the earlier context.
+
+        The transcript keeps being saved to ``path`` unless ``config.transcript``
+        names another file.
+
+        Args:
+            path: a transcript written by :meth:`save` or the autosave.
+            config: the settings (``None``: the defaults on the transcript's graph).
+            model: as in the constructor.
+
+        Returns:
+            The session, not yet open.
+
+        Raises:
+            ConfigError: the file is missing or not a transcript, or it is over
+                another graph than ``config.graph``.
+        """
+        transcript = read_transcript(path)
+        chosen = config or ChatConfig(graph=transcript.graph)
+        if chosen.graph != transcript.graph:
+            raise ConfigError(
+                f"transcript {path} is a conversation over graph {transcript.graph!r}, "
+                f"not {chosen.graph!r}; pass --graph {transcript.graph} or start a new chat"
+            )
+        if chosen.transcript is None:
+            chosen = chosen.model_copy(update={"transcript": path})
+        return cls(chosen, model=model, turns=transcript.turns)
+
+    def __enter__(self) -> ChatSession:
+        return self.open()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def open(self) -> ChatSession:
+        """Open the graph (a known world is loaded on first use), index it, load the model.
+
+        Returns:
+            This session.
+
+        Raises:
+            ConfigError: unknown strategy or model spec.
+            ModelError: the model cannot be loaded.
+            EngineConnectionError, DatasetError: as in :func:`~cypherturn.api.connect`.
+        """
+        if self._stack is not None:
+            return self
+        get_strategy(self.config.strategy)  # an unknown strategy fails before anything loads
+        self.config.strategy_config()
+        stack = ExitStack()
+        try:
+            engine = stack.enter_context(
+                connect(
+                    self.config.graph,
+                    engine_url=self.config.engine_url,
+                    data_path=self.config.data_path,
+                )
+            )
+            self._schema = engine.schema()
+            self._schema_text = render_schema_prompt(self._schema)
+            self._index = graph_index(engine)
+            if self._model is None:
+                self._model = load_model(self.config.model, **self.config.model_options)
+        except BaseException:
+            stack.close()
+            raise
+        self._engine, self._stack = engine, stack
+        return self
+
+    def close(self) -> None:
+        """Close the engine (the transcript is already saved after every turn)."""
+        if self._stack is not None:
+            self._stack.close()
+        self._stack = None
+        self._engine = None
+        self._index = None
+
+    @property
+    def turns(self) -> tuple[ChatTurn, ...]:
+        """Every turn so far, restored ones first."""
+        return tuple(self._turns)
+
+    @property
+    def last(self) -> ChatTurn | None:
+        """The latest turn, or ``None`` before the first."""
+        return self._turns[-1] if self._turns else None
+
+    @property
+    def model(self) -> ChatModel:
+        """The model (the session must be open)."""
+        return self._open()[2]
+
+    @property
+    def schema_text(self) -> str:
+        """The graph's schema as the prompts show it (the session must be open)."""
+        self._open()
+        return self._schema_text
+
+    def _open(self) -> tuple[GraphEngine, GraphIndex, ChatModel]:
+        if self._engine is None or self._index is None or self._model is None:
+            raise ConfigError("the chat session is not open: use it in a `with` block")
+        return self._engine, self._index, self._model
+
+    def ask(
+        self,
+        question: str,
+        *,
+        on_token: TokenCallback | None = None,
+        on_answer_token: Callable[[str], None] | None = None,
+    ) -> ChatTurn:
+        """Answer one question of the conversation; the turn is recorded and the transcript saved.
+
+        Args:
+            question: the question as typed; a follow-up may refer to earlier turns.
+            on_token: called with each piece of Cypher the model generates.
+            on_answer_token: called with each piece of the answer in words.
+
+        Returns:
+            The turn: ``answered`` (the query that ran, its rows, the answer) or
+            ``out_of_scope`` (the reason; the attempts when the strategy ran).
+
+        Raises:
+            ConfigError: the session is not open, or the question is empty.
+            ModelError: the model failed while writing Cypher.
+            EngineConnectionError: the engine became unreachable.
+        """
+        engine, index, model = self._open()
+        if not question.strip():
+            raise ConfigError("the question is empty")
+        started = time.perf_counter()
+        history = chat_history(
+            [t for t in self._turns if t.outcome == "answered"],
+            keep=self.config.history_turns,
+            rows=self.config.history_rows,
+        )
+        asked = contextual_question(question, history)
+        number = len(self._turns) + 1
+        problem = scope_problem(question, index, follows=bool(history))
+        if problem is not None:
+            turn = ChatTurn(
+                index=number,
+                question=question,
+                asked=asked,
+                outcome="out_of_scope",
+                reason=problem,
+                seconds=time.perf_counter() - started,
+            )
+            return self._record(turn)
+        result = get_strategy(self.config.strategy, on_token=on_token).run(
+            model,
+            engine,
+            asked,
+            self._schema_text,
+            self.config.strategy_config(),
+            schema_examples(self._schema) if self._schema is not None else (),
+        )
+        ran = result.final_query if result.final_result is not None else None
+        problem = result_problem(result)
+        answer = None
+        if problem is None and self.config.answer and result.final_result is not None:
+            answer = answer_in_words(
+                model,
+                question,
+                result.final_query,
+                result.final_result,
+                on_token=on_answer_token,
+                seed=self.config.seed,
+            )
+        turn = ChatTurn(
+            index=number,
+            question=question,
+            asked=asked,
+            outcome="answered" if problem is None else "out_of_scope",
+            reason=problem,
+            query=ran,
+            result=result.final_result,
+            answer=answer,
+            strategy=result,
+            seconds=time.perf_counter() - started,
+        )
+        return self._record(turn)
+
+    def _record(self, turn: ChatTurn) -> ChatTurn:
+        self._turns.append(turn)
+        if self.config.transcript is not None:
+            self.save(self.config.transcript)
+        return turn
+
+    def transcript(self) -> Transcript:
+        """The conversation as saved: graph, engine, model, strategy and every turn."""
+        return Transcript(
+            graph=self.config.graph,
+            engine=self._engine.spec if self._engine is not None else "",
+            model=self._model.spec if self._model is not None else self.config.model,
+            strategy=f"{self.config.strategy}@{self.config.budget}",
+            turns=list(self._turns),
+        )
+
+    def save(self, path: Path) -> Path:
+        """Write the transcript to ``path`` (JSON; :meth:`resume` reads it back).
+
+        Raises:
+            ConfigError: the file cannot be written.
+        """
+        return write_transcript(self.transcript(), path)

@@ -1,0 +1,165 @@
+"""When a graph cannot answer a question: nothing in the question is in the graph, or no query fits.
+
+Two deterministic checks, one before the model and one after the strategy:
+
+- :func:`scope_problem`: the question's content words are compared with the
+  graph's vocabulary (labels, relationship types and property keys split into
+  words, and the stored values of low-cardinality string properties), each word
+  reduced to a crude stem (``crimes`` -> ``crime``, ``investigated`` ->
+  ``investigat``, ``people`` -> ``person``). A question that shares no word
+  with it, names no proper noun or quoted text (which may be a stored value the
+  index does not list) and is not a follow-up of an earlier answered turn is out
+  of scope, and the model is not called.
+- :func:`result_problem`: the grounded strategy (``ras+``) found no acceptable
+  candidate: no query executed, or the selected one still breaks the schema
+  (verdict ``flagged``), or it returned no rows that a check explains (a
+  compared literal the graph does not store: ``explained_empty``).
+"""
+
+from __future__ import annotations
+
+import re
+
+from cypherturn.grounding import GraphIndex
+from cypherturn.strategies import StrategyResult
+
+__all__ = ["FOLLOW_UP_WORDS", "graph_vocabulary", "result_problem", "scope_problem", "stem"]
+
+# fmt: off
+FOLLOW_UP_WORDS = frozenset([
+    "those", "these", "them", "they", "that", "it", "its", "their", "theirs", "same", "also",
+    "instead", "ones", "each", "which", "what", "about", "how",
+])
+"""Words that mark a question as built on an earlier turn (with ``and``/``or``/``but`` first)."""
+
+_STOP = frozenset([
+    "a", "an", "the", "of", "in", "on", "at", "to", "by", "for", "from", "with", "without",
+    "into", "onto", "over", "under", "about", "as", "and", "or", "but", "not", "no", "nor",
+    "is", "are", "was", "were", "be", "been", "being", "am", "do", "does", "did", "done",
+    "has", "have", "had", "having", "how", "many", "much", "what", "which", "who", "whom",
+    "whose", "when", "where", "why", "there", "here", "this", "that", "these", "those", "it",
+    "its", "they", "them", "their", "i", "me", "my", "we", "our", "you", "your", "he", "she",
+    "his", "her", "all", "any", "each", "every", "some", "most", "more", "less", "least",
+    "few", "number", "count", "total", "list", "show", "give", "tell", "find", "get",
+    "please", "than", "then", "so", "such", "per", "between", "across", "during", "before",
+    "after", "since", "until", "up", "down", "out", "off", "can", "could", "would", "should",
+    "will", "shall", "may", "might", "must", "let", "lets", "one", "ones", "ever", "also",
+    "only", "just", "same", "other", "others", "both", "either", "neither", "very",
+])
+# fmt: on
+
+_IRREGULAR = {"people": "person", "persons": "person", "children": "child", "men": "man",
+              "women": "woman", "mice": "mouse", "criteria": "criterion"}  # fmt: skip
+_WORD = re.compile(r"[A-Za-z][A-Za-z']*")
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+
+
+def stem(word: str) -> str:
+    """A crude stem for matching question words with schema names: case, plural and tense off.
+
+    ``Crimes`` -> ``crime``, ``categories`` -> ``category``, ``investigated`` ->
+    ``investigat``, ``living`` -> ``liv``, ``people`` -> ``person``.
+    """
+    lowered = word.lower().strip("'")
+    lowered = lowered.removesuffix("'s")
+    if lowered in _IRREGULAR:
+        return _IRREGULAR[lowered]
+    for suffix, keep in (("ies", "y"), ("sses", "ss"), ("es", "e"), ("s", ""), ("ed", ""),
+                         ("ing", "")):  # fmt: skip
+        if lowered.endswith(suffix) and len(lowered) - len(suffix) >= 3:
+            if suffix == "s" and lowered.endswith("ss"):
+                continue
+            return lowered[: len(lowered) - len(suffix)] + keep
+    return lowered
+
+
+def _words(text: str) -> list[str]:
+    return [w for part in _CAMEL.split(text) for w in _WORD.findall(part.replace("_", " "))]
+
+
+def _content_stems(text: str) -> set[str]:
+    return {stem(w) for w in _words(text) if w.lower() not in _STOP and len(w) >= 3}
+
+
+def graph_vocabulary(index: GraphIndex) -> set[str]:
+    """The stems of every word of the graph's labels, types, property keys and listed values."""
+    names: list[str] = [*index.labels, *index.types, *index.all_keys]
+    for listed in index.values.values():
+        names.extend(listed.values)
+    vocabulary: set[str] = set()
+    for name in names:
+        vocabulary |= _content_stems(name)
+    return vocabulary
+
+
+def _matches(word: str, vocabulary: set[str]) -> bool:
+    if word in vocabulary:
+        return True
+    # "investigat" (investigated) and "investigation": a shared stem of five letters or more
+    return len(word) >= 5 and any(
+        len(v) >= 5 and (v.startswith(word) or word.startswith(v)) for v in vocabulary
+    )
+
+
+def _names_something(question: str) -> bool:
+    """A quoted text or a capitalised word past the first: possibly a stored value."""
+    if re.search(r"['\"][^'\"]{2,}['\"]", question):
+        return True
+    words = _WORD.findall(question)
+    return any(w[0].isupper() and w.lower() not in _STOP for w in words[1:])
+
+
+def _is_follow_up(question: str) -> bool:
+    words = [w.lower() for w in _WORD.findall(question)]
+    if not words:
+        return True
+    return words[0] in ("and", "or", "but") or any(w in FOLLOW_UP_WORDS for w in words)
+
+
+def scope_problem(question: str, index: GraphIndex, *, follows: bool) -> str | None:
+    """Why ``question`` mentions nothing the graph holds, or ``None`` when it may.
+
+    Args:
+        question: the question as typed.
+        index: the graph's index (schema, keys, listed values).
+        follows: earlier turns of the conversation were answered, so a follow-up
+            ("and in 2020?", "which of those ...") may name nothing itself.
+
+    Returns:
+        A sentence for the user, or ``None``.
+    """
+    stems = _content_stems(question)
+    vocabulary = graph_vocabulary(index)
+    if any(_matches(word, vocabulary) for word in stems):
+        return None
+    if _names_something(question) or (follows and _is_follow_up(question)):
+        return None
+    labels = ", ".join(sorted(index.labels)[:8]) or "nothing"
+    return f"the question mentions nothing in this graph's schema (it holds: {labels})"
+
+
+def result_problem(result: StrategyResult) -> str | None:
+    """Why the strategy's outcome does not answer the question, or ``None`` when it does.
+
+    Args:
+        result: a strategy's result; the grounded strategy's verdicts are read
+            when present.
+
+    Returns:
+        A sentence for the user: no query executed within the budget, the
+        selected query still breaks the schema (``flagged``), or its empty
+        result is explained by a check (``explained_empty``); ``None`` otherwise.
+    """
+    chosen = next(
+        (a for a in result.attempts if a.index == result.selected_attempt), result.attempts[-1]
+    )
+    if not result.success:
+        last = result.attempts[-1]
+        detail = f"{last.error_class}: {last.error_message}" if last.error_class else "no query"
+        return f"no generated query executed in {result.budget} attempts (last: {detail})"
+    findings = "; ".join(f.message for f in chosen.findings)
+    if chosen.verdict == "flagged":
+        return f"the best query does not fit the graph's schema: {findings}"
+    if chosen.verdict == "explained_empty":
+        return f"no stored data matches it: {findings}"
+    return None
