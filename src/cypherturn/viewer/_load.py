@@ -321,7 +321,9 @@ def _cascade(scores: list[TurnScore], views: dict[int, TurnView]) -> None:
     for s in scores:
         dep = s.record.depends_on
         if dep is not None and dep in by_turn and by_turn[dep].ex == 0 and s.ex == 0:
-            views[s.record.turn].facts.append(f"cascade: turn {dep}, which it builds on, failed too")
+            views[s.record.turn].facts.append(
+                f"cascade: turn {dep}, which it builds on, failed too"
+            )
 
 
 def _bench(path: Path, page: RunPage, n_resamples: int, sessions_file: dict[str, Session]) -> None:
@@ -488,7 +490,9 @@ def _ask(path: Path, page: RunPage) -> None:
             try:
                 lines.append(_AskLine.model_validate_json(line))
             except ValidationError as e:
-                raise DatasetError(f"{records}:{number}: {validation_problem(e, 'ask record')}") from e
+                raise DatasetError(
+                    f"{records}:{number}: {validation_problem(e, 'ask record')}"
+                ) from e
     groups: dict[tuple[str, str], list[_AskLine]] = defaultdict(list)
     for ask_line in lines:
         groups[(ask_line.model, ask_line.strategy)].append(ask_line)

@@ -20,7 +20,7 @@ from pydantic import BaseModel, Field
 
 from cypherturn.reports import Table
 
-__all__ = ["GroupView", "ItemView", "RunKind", "RunPage", "StepView", "TurnView"]
+__all__ = ["GroupView", "ItemView", "ResultView", "RunKind", "RunPage", "StepView", "TurnView"]
 
 RunKind = str
 """``bench``, ``qer`` or ``ask``."""
@@ -52,16 +52,32 @@ class StepView(BaseModel):
     reply: str = ""
 
 
+class ResultView(BaseModel):
+    """A query result as shown: the column names and the first rows, as text.
+
+    Attributes:
+        columns: column names in RETURN order.
+        rows: the first rows (each value as its JSON text).
+        total: how many rows the result has (``rows`` may hold fewer).
+    """
+
+    columns: list[str]
+    rows: list[list[str]]
+    total: int
+
+
 class TurnView(BaseModel):
     """One scored turn (bench), run of a question (qer) or answered question (ask).
 
     Attributes:
         number: turn number, run index or 1.
         title: the question or the turn's phenomenon.
+        question: the user's utterance (bench, when the benchmark file is given).
         phenomenon: the turn's phenomenon (a filter facet; ``""`` when none).
         failed: the turn is not correct (EX 0, or no executable query).
         scores: metric name -> shown value (``EX``, ``rEX``, ``PSJS``...).
         gold: the gold query (bench).
+        gold_result: the gold query's stored rows (bench, when the benchmark file is given).
         predicted: the predicted or final query.
         error: the prediction's error message.
         facts: other one-line facts (status, rows, end reason, tokens).
@@ -70,10 +86,12 @@ class TurnView(BaseModel):
 
     number: int
     title: str = ""
+    question: str = ""
     phenomenon: str = ""
     failed: bool
     scores: dict[str, str] = Field(default_factory=dict)
     gold: str = ""
+    gold_result: ResultView | None = None
     predicted: str = ""
     error: str = ""
     facts: list[str] = Field(default_factory=list)
@@ -89,6 +107,8 @@ class ItemView(BaseModel):
         persona: the session persona (a filter facet; ``""`` for qer and ask).
         outcome: ``correct``, ``partial`` or ``failed`` over its turns (a filter facet).
         summary: one line: turns correct, mean scores.
+        scores: session-level metric name -> shown value (bench: EX, SEM, CER), one
+            column each in the sessions table (the page's ``item_columns``).
         turns: its turns.
     """
 
@@ -97,7 +117,25 @@ class ItemView(BaseModel):
     persona: str = ""
     outcome: str
     summary: str = ""
+    scores: dict[str, str] = Field(default_factory=dict)
     turns: list[TurnView]
+
+    @property
+    def phenomena(self) -> str:
+        """Its turns' phenomena as ``|A|B|`` (the page's phenomenon filter matches ``|A|``)."""
+        found = sorted({t.phenomenon for t in self.turns if t.phenomenon})
+        return "|" + "|".join(found) + "|" if found else ""
+
+    @property
+    def failed_phenomena(self) -> str:
+        """The phenomena of its failed turns, as :attr:`phenomena` (phenomenon + failed-only)."""
+        found = sorted({t.phenomenon for t in self.turns if t.phenomenon and t.failed})
+        return "|" + "|".join(found) + "|" if found else ""
+
+    @property
+    def failed_turns(self) -> int:
+        """How many of its turns failed."""
+        return sum(t.failed for t in self.turns)
 
 
 class GroupView(BaseModel):
@@ -117,6 +155,7 @@ class RunPage(BaseModel):
         meta: ``(name, value)`` lines: run id, models, engines, configuration.
         tables: the summary tables (``cypherturn report``'s, main table first).
         groups: the systems or configurations.
+        item_columns: the session-level score names shown as sessions-table columns.
         notes: what the page could not show (missing logs, unscored turns).
     """
 
@@ -125,6 +164,7 @@ class RunPage(BaseModel):
     meta: list[tuple[str, str]] = Field(default_factory=list)
     tables: list[Table] = Field(default_factory=list)
     groups: list[GroupView] = Field(default_factory=list)
+    item_columns: list[str] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)
 
     def facet_values(self, facet: str) -> list[str]:
