@@ -1,4 +1,5 @@
-"""The QER runner on the real Fraud graph with a replay model: records, seeds, resume, refusal."""
+"""The QER runner on the real Fraud graph with a replay model: records, seeds, resume, refusal,
+and the batch core's failure policy (a model error ends its episode, not the run)."""
 
 from __future__ import annotations
 
@@ -7,8 +8,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
-from cypherturn.errors import ConfigError, ModelResponseError
+import cypherturn.cli._commands  # noqa: F401 - registers the command groups
+from cypherturn.cli._app import app, console
+from cypherturn.cli._exit import ExitCode
+from cypherturn.errors import ConfigError, ModelTransientError
 from cypherturn.experiments import (
     QER_CONFIG_FILE,
     TRANSCRIPTS_FILE,
@@ -21,8 +26,8 @@ from cypherturn.experiments import (
 )
 from cypherturn.graph import GraphEngine
 from cypherturn.metrics import qer_curves
-from cypherturn.models import ReplayChatModel
-from cypherturn.records import ATTEMPTS_FILE, QerEpisode
+from cypherturn.models import ChatMessage, ChatResponse, ReplayChatModel
+from cypherturn.records import ATTEMPTS_FILE, INFRA_FILE, QerEpisode, QerFailure
 
 
 def _episodes(run_dir: Path) -> list[QerEpisode]:
@@ -35,8 +40,26 @@ def _transcripts(run_dir: Path) -> list[QerTranscript]:
     return [QerTranscript.model_validate_json(line) for line in lines if line.strip()]
 
 
-def _key(e: QerEpisode) -> tuple[str, str, str, int, str]:
+def _key(e: QerEpisode | QerFailure) -> tuple[str, str, str, int, str]:
     return (e.strategy, e.dataset, e.tier, e.run_index, e.question_id)
+
+
+class FailingModel(ReplayChatModel):
+    """Replays responses; the calls numbered in ``fail`` (1-based) raise their error instead.
+
+    A failing call consumes no response, as an endpoint that never answered.
+    """
+
+    def __init__(self, responses: list[str], fail: dict[int, BaseException]) -> None:
+        super().__init__(responses)
+        self.fail = fail
+        self.attempted = 0
+
+    def chat(self, messages: list[ChatMessage], **kwargs: object) -> ChatResponse:
+        self.attempted += 1
+        if self.attempted in self.fail:
+            raise self.fail[self.attempted]
+        return super().chat(messages, **kwargs)  # type: ignore[arg-type]
 
 
 def test_plan_is_run_major_and_pairs_is_with_ras(
@@ -104,13 +127,13 @@ def test_resume_after_a_crash_loses_and_duplicates_nothing(
 ) -> None:
     config = make_config()
     engines, sets = {"fraud": fraud_engine}, {"fraud": fraud_set}
-    # The replay model raises on its 6th call: episodes 1-2 finish, episode 3 dies mid-way.
-    with pytest.raises(ModelResponseError):
-        run_qer_experiment(
-            config, ReplayChatModel([*replies(2), BAD_REPLY]), engines, sets, run_dir
-        )
+    # The run is killed (Ctrl-C) on the model's 6th call: episodes 1-2 finish, 3 dies mid-way.
+    crashing = FailingModel([*replies(2), BAD_REPLY], fail={6: KeyboardInterrupt()})
+    with pytest.raises(KeyboardInterrupt):
+        run_qer_experiment(config, crashing, engines, sets, run_dir)
     first = (run_dir / ATTEMPTS_FILE).read_text().splitlines()
     assert len(first) == 2
+    assert len(_transcripts(run_dir)) == 2
     # A kill can also leave half a line behind.
     with (run_dir / ATTEMPTS_FILE).open("a") as handle:
         handle.write('{"schema_version": 1, "strat')
@@ -134,6 +157,73 @@ def test_resume_after_a_crash_loses_and_duplicates_nothing(
     # Nothing left to do: a third call plays nothing and needs no model reply.
     again = run_qer_experiment(config, ReplayChatModel([]), engines, sets, run_dir)
     assert (again.ran, again.skipped) == (0, 4)
+    assert json.loads((run_dir / INFRA_FILE).read_text()) == []
+
+
+def test_a_model_error_ends_its_episode_not_the_run(
+    make_config: Callable[..., QerRunConfig],
+    fraud_engine: GraphEngine,
+    fraud_set: QuestionSet,
+    run_dir: Path,
+    replies: Callable[[int], list[str]],
+) -> None:
+    config = make_config()
+    engines, sets = {"fraud": fraud_engine}, {"fraud": fraud_set}
+    # Episodes in order: IS run 0, RAS run 0, IS run 1, RAS run 1 (2 calls each). The model
+    # fails for good on call 3 (RAS run 0, attempt 1), as after the model layer's retries.
+    model = FailingModel(replies(3), fail={3: ModelTransientError("mock: HTTP 503, 6 calls")})
+    seen: list[tuple[str, int]] = []
+    summary = run_qer_experiment(
+        config,
+        model,
+        engines,
+        sets,
+        run_dir,
+        on_episode=lambda e: seen.append((e.strategy, e.run_index)),
+    )
+    assert (summary.planned, summary.ran, summary.skipped) == (4, 3, 0)
+    # The run went on after the failure: the later episodes were played and written.
+    assert seen == [("is", 0), ("is", 1), ("ras", 1)]
+    lost = ("ras", "fraud", "easy", 0, "fraud_easy")
+    assert [_key(f) for f in summary.infra_failures] == [lost]
+    assert "HTTP 503" in summary.infra_failures[0].error
+    assert summary.infra_failures[0].model == config.model
+    listed = [QerFailure.model_validate(f) for f in json.loads((run_dir / INFRA_FILE).read_text())]
+    assert listed == summary.infra_failures
+    # Unscored: the failed episode is in neither file, so no QER figure counts it.
+    assert lost not in {_key(e) for e in _episodes(run_dir)}
+    assert len(_episodes(run_dir)) == len(_transcripts(run_dir)) == 3
+    assert all([a.outcome for a in e.attempts] == ["error", "ok"] for e in _episodes(run_dir))
+
+    # A rerun plays only the lost episode; nothing is duplicated.
+    later = ReplayChatModel(replies(1))
+    again = run_qer_experiment(config, later, engines, sets, run_dir)
+    assert (again.ran, again.skipped, again.infra_failures) == (1, 3, [])
+    assert len(later.calls) == 2
+    keys = [_key(e) for e in _episodes(run_dir)]
+    assert len(keys) == len(set(keys)) == 4 and lost in keys
+    assert json.loads((run_dir / INFRA_FILE).read_text()) == []
+
+
+def test_an_exhausted_replay_is_recorded_for_every_episode_left(
+    make_config: Callable[..., QerRunConfig],
+    fraud_engine: GraphEngine,
+    fraud_set: QuestionSet,
+    run_dir: Path,
+    replies: Callable[[int], list[str]],
+) -> None:
+    # A malformed or missing answer (ModelResponseError; here the replay has no response
+    # left) is an infrastructure failure too: episodes 3 and 4 are listed, 1 and 2 kept.
+    summary = run_qer_experiment(
+        make_config(),
+        ReplayChatModel(replies(2)),
+        {"fraud": fraud_engine},
+        {"fraud": fraud_set},
+        run_dir,
+    )
+    assert summary.ran == 2 and len(_episodes(run_dir)) == 2
+    assert [(f.strategy, f.run_index) for f in summary.infra_failures] == [("is", 1), ("ras", 1)]
+    assert all("replay exhausted" in f.error for f in summary.infra_failures)
 
 
 BAD_REPLY = "```cypher\nMATCH (c:Client RETURN c.name\n```"
@@ -213,3 +303,25 @@ def test_bad_settings_are_config_errors(
             run_dir,
             concurrency=0,
         )
+
+
+def test_qer_run_command_lists_lost_episodes_and_exits_4(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(console, "_width", 250)
+    replies = tmp_path / "replies.json"
+    any_case = "```cypher\nMATCH (c:Case) RETURN c.primaryid AS primaryid LIMIT 1\n```"
+    # one executing reply for two episodes (IS, budget 2, runs 0 and 1): run 1 finds none left
+    replies.write_text(json.dumps([any_case]), encoding="utf-8")
+    out = tmp_path / "run"
+    args = ["qer", "run", "--datasets", "healthcare", "--tiers", "easy", "-q", "1", "-n", "2"]
+    args += ["--runs", "2", "--strategies", "is", "--model", f"replay:{replies}", "--out", str(out)]
+    lost = CliRunner().invoke(app, args)
+    assert lost.exit_code == ExitCode.SESSIONS_LOST, lost.output
+    assert "1 episodes lost to infrastructure failures" in lost.output
+    assert [f["run_index"] for f in json.loads((out / INFRA_FILE).read_text())] == [1]
+    assert len(_episodes(out)) == 1
+    resumed = CliRunner().invoke(app, args)
+    assert resumed.exit_code == 0, resumed.output
+    assert "1 episodes played, 1 already done" in resumed.output
+    assert [e.run_index for e in _episodes(out)] == [0, 1]

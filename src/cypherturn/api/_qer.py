@@ -115,8 +115,12 @@ def run_qer(
         ConfigError: an unknown strategy, dataset or tier, a changed configuration in
             the run directory, a question set that does not match its digest.
         DatasetError: a missing or malformed question set or run directory.
-        ModelError: the model failed; every episode finished before is kept.
-        EngineConnectionError: an engine is unreachable; finished episodes are kept.
+        ModelError: the model cannot be loaded.
+        EngineConnectionError: an engine is unreachable before any episode is played.
+
+    A model or engine failure during an episode ends only that episode: it is listed
+    in the summary's ``infra_failures`` (and ``infra_failures.json``), and rerunning
+    plays it.
     """
     experiment = run.experiment
     # The strategy's own name, which episodes record: resuming matches episodes by it.

@@ -25,6 +25,7 @@ class ExitCode(IntEnum):
     NO_EXECUTABLE_QUERY = 3
     """``ask``: no generated query executed within the budget (the trace says why)."""
     SESSIONS_LOST = 4
-    """``bench run``: sessions lost to infrastructure failures, unscored; rerun to resume them."""
+    """``bench run`` / ``qer run``: sessions or episodes lost to infrastructure failures,
+    unscored; rerun to resume them."""
     INTERRUPTED = 130
     """Ctrl-C (128 + SIGINT)."""

@@ -209,6 +209,13 @@ def run_command(
         f"({summary.seconds:.1f} s); render the tables with: cypherturn qer report {out}",
         highlight=False,
     )
+    if summary.infra_failures:
+        console.print(
+            f"[yellow]{len(summary.infra_failures)} episodes lost to infrastructure failures "
+            f"(not scored, listed in {out / 'infra_failures.json'}); rerun the same command to "
+            "play them[/]"
+        )
+        raise typer.Exit(ExitCode.SESSIONS_LOST)
 
 
 @qer_app.command("questions")

@@ -2,7 +2,7 @@
 
 For every configuration (dataset x model x tier x strategy) the runner plays
 R independent runs of the strategy with budget n on each question, and appends
-one :class:`~cypherturn.metrics.QerEpisode` per (configuration, question, run)
+one :class:`~cypherturn.records.QerEpisode` per (configuration, question, run)
 to ``attempts.jsonl`` as soon as it finishes, so ``cypherturn report RUN_DIR``
 renders Tables 3-4 and Figure 3 from the directory. The full strategy results
 (raw completions, engine messages, RAS context growth) go to ``transcripts.jsonl``.
@@ -17,9 +17,19 @@ then produces the same first query under both; llama.cpp can still differ
 slightly between the two when its prompt-cache reuse changes the evaluation
 batches, so Q@1 is, as in the paper, the average of IS@1 and RAS@1.
 
+The runner is built on the benchmark runner's batch core
+(:mod:`cypherturn.runner._core`); the run-directory layout is described in
+:mod:`cypherturn.records`.
+
 Resume: the run directory holds ``qer.json`` (the configuration). Rerunning with
 the same configuration skips every episode already in ``attempts.jsonl``; a
 different configuration is refused. A line cut short by a kill is dropped.
+
+Failures: an episode whose model or engine fails for good (after the model
+layer's retries; :data:`cypherturn.runner.INFRA_ERRORS`) is not written to
+``attempts.jsonl``, so it counts in no QER figure; it is listed in
+``infra_failures.json`` and :attr:`QerRunSummary.infra_failures`, the run goes on
+with the next episode, and a rerun with the same configuration plays it.
 
 Concurrency: ``concurrency`` worker threads share the model and the engines
 (the FalkorDB client and the Neo4j driver are thread-safe). The in-process GGUF
@@ -32,28 +42,31 @@ thread only, so files never interleave.
 from __future__ import annotations
 
 import hashlib
-import logging
 import time
 import zlib
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from cypherturn.errors import ConfigError, DatasetError
+from cypherturn.errors import ConfigError, DatasetError, EngineConnectionError, ModelError
 from cypherturn.experiments._questions import TIERS, Question, QuestionSet, select_questions
 from cypherturn.graph import GraphEngine, render_schema_prompt
 from cypherturn.models import ChatModel
 from cypherturn.records import (
     ATTEMPTS_FILE,
+    QER_CONFIG_FILE,
+    TRANSCRIPTS_FILE,
+    JsonlAppender,
     QerEpisode,
-    config_changes,
+    QerFailure,
     episode_from_strategy_result,
+    intact_lines,
     validation_problem,
 )
+from cypherturn.runner import open_run_dir, run_batch, write_infra_failures
 from cypherturn.strategies import (
     PROMPT_VERSION,
     FewShotExample,
@@ -75,11 +88,6 @@ __all__ = [
     "question_set_digest",
     "run_qer_experiment",
 ]
-
-logger = logging.getLogger(__name__)
-
-QER_CONFIG_FILE = "qer.json"
-TRANSCRIPTS_FILE = "transcripts.jsonl"
 
 EpisodeKey = tuple[str, str, str, str, int, str]
 """(strategy, dataset, tier, model, run_index, question_id): one episode's identity."""
@@ -170,12 +178,15 @@ class QerRunSummary:
         skipped: episodes already in the run directory (resume).
         ran: episodes played and written by this call.
         seconds: wall time of this call.
+        infra_failures: episodes this call lost to infrastructure failures (not
+            written, so unscored; a rerun plays them), as in ``infra_failures.json``.
     """
 
     planned: int
     skipped: int
     ran: int
     seconds: float
+    infra_failures: list[QerFailure] = field(default_factory=list)
 
 
 def question_set_digest(qs: QuestionSet) -> str:
@@ -230,26 +241,11 @@ def _key(e: QerEpisode) -> EpisodeKey:
     return (e.strategy, e.dataset, e.tier, e.model, e.run_index, e.question_id)
 
 
-def _intact_lines(path: Path) -> Iterator[str]:
-    """Lines of a JSONL file; a final line cut short by a kill is removed from the file."""
-    if not path.exists():
-        return
-    data = path.read_bytes()
-    if data and not data.endswith(b"\n"):
-        cut = data.rfind(b"\n") + 1
-        logger.warning("%s: dropping a partial last line (%d bytes)", path, len(data) - cut)
-        data = data[:cut]
-        path.write_bytes(data)
-    for line in data.decode("utf-8").splitlines():
-        if line.strip():
-            yield line
-
-
 def _done_keys(out_dir: Path) -> set[EpisodeKey]:
     """Keys of the episodes already written; transcripts are trimmed to match them."""
     done: set[EpisodeKey] = set()
     path = out_dir / ATTEMPTS_FILE
-    for number, line in enumerate(_intact_lines(path), start=1):
+    for number, line in enumerate(intact_lines(path), start=1):
         try:
             done.add(_key(QerEpisode.model_validate_json(line)))
         except ValidationError as e:
@@ -257,7 +253,7 @@ def _done_keys(out_dir: Path) -> set[EpisodeKey]:
     transcripts = out_dir / TRANSCRIPTS_FILE
     kept: list[str] = []
     seen: set[tuple[str, str, str, int, str]] = set()
-    for number, line in enumerate(_intact_lines(transcripts), start=1):
+    for number, line in enumerate(intact_lines(transcripts), start=1):
         try:
             t = QerTranscript.model_validate_json(line)
         except ValidationError as e:
@@ -271,28 +267,6 @@ def _done_keys(out_dir: Path) -> set[EpisodeKey]:
     if transcripts.exists():
         transcripts.write_text("".join(f"{line}\n" for line in kept), encoding="utf-8")
     return done
-
-
-def _check_manifest(out_dir: Path, config: QerRunConfig) -> None:
-    path = out_dir / QER_CONFIG_FILE
-    if not path.exists():
-        if (out_dir / ATTEMPTS_FILE).exists():
-            raise ConfigError(
-                f"{out_dir} holds {ATTEMPTS_FILE} but no {QER_CONFIG_FILE}; use a new --out"
-            )
-        out_dir.mkdir(parents=True, exist_ok=True)
-        path.write_text(config.model_dump_json(indent=2), encoding="utf-8")
-        return
-    try:
-        stored = QerRunConfig.model_validate_json(path.read_text(encoding="utf-8"))
-    except ValidationError as e:
-        raise DatasetError(f"{path}: {validation_problem(e, 'QER configuration')}") from e
-    if stored != config:
-        changed = config_changes(stored, config)
-        raise ConfigError(
-            f"{out_dir} was started with another configuration ({'; '.join(changed)}); "
-            "rerun with the same options to resume, or use a new --out"
-        )
 
 
 def run_qer_experiment(
@@ -323,10 +297,14 @@ def run_qer_experiment(
 
     Raises:
         ConfigError: a changed configuration in ``out_dir``, a question set that does
-            not match its digest, a model whose spec is not ``config.model``, an unknown tier/strategy, or concurrency < 1.
-        ModelError: the model failed; every episode finished before is kept.
-        EngineConnectionError: an engine is unreachable; finished episodes are kept.
-        DatasetError: ``attempts.jsonl`` holds a malformed record.
+            not match its digest, a model whose spec is not ``config.model``, an
+            unknown tier/strategy, or concurrency < 1.
+        DatasetError: ``qer.json`` or ``attempts.jsonl`` holds a malformed record.
+        EngineConnectionError: an engine is unreachable when its schema is read,
+            before any episode is played.
+
+    A model or engine failure ends only its episode (see the module docstring): it is
+    recorded in :attr:`QerRunSummary.infra_failures` and ``infra_failures.json``.
     """
     if concurrency < 1:
         raise ConfigError(f"concurrency must be at least 1, got {concurrency}")
@@ -340,7 +318,9 @@ def run_qer_experiment(
         raise ConfigError(f"no engine for dataset(s): {', '.join(missing)}")
     tasks = plan_tasks(config, question_sets)
     started = time.perf_counter()
-    _check_manifest(out_dir, config)
+    open_run_dir(
+        out_dir, QER_CONFIG_FILE, config, what="QER configuration", started_by=(ATTEMPTS_FILE,)
+    )
     done = _done_keys(out_dir)
     todo = [
         t
@@ -371,15 +351,14 @@ def run_qer_experiment(
         )
 
     ran = 0
+    failures: list[QerFailure] = []
     with (
-        (out_dir / ATTEMPTS_FILE).open("a", encoding="utf-8") as attempts,
-        (out_dir / TRANSCRIPTS_FILE).open("a", encoding="utf-8") as transcripts,
-        ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="qer") as pool,
+        JsonlAppender(out_dir / ATTEMPTS_FILE) as attempts,
+        JsonlAppender(out_dir / TRANSCRIPTS_FILE) as transcripts,
     ):
 
-        def write(future: Future[QerTranscript]) -> None:
+        def write(task: _Task, transcript: QerTranscript) -> None:
             nonlocal ran
-            transcript = future.result()
             episode = episode_from_strategy_result(
                 transcript.result,
                 dataset=transcript.dataset,
@@ -388,50 +367,33 @@ def run_qer_experiment(
                 run_index=transcript.run_index,
             )
             # Transcript first: on resume attempts.jsonl is the authority and extra transcripts are trimmed.
-            transcripts.write(transcript.model_dump_json() + "\n")
-            transcripts.flush()
-            attempts.write(episode.model_dump_json() + "\n")
-            attempts.flush()
+            transcripts.append(transcript)
+            attempts.append(episode)
             ran += 1
             if on_episode is not None:
                 on_episode(episode)
 
-        pending: set[Future[QerTranscript]] = set()
-        order: dict[Future[QerTranscript], int] = {}
+        def failed(task: _Task, error: ModelError | EngineConnectionError) -> None:
+            failures.append(
+                QerFailure(
+                    strategy=task.strategy,
+                    dataset=task.dataset,
+                    tier=task.tier,
+                    model=model.spec,
+                    run_index=task.run_index,
+                    question_id=task.question.id,
+                    error=str(error),
+                )
+            )
 
-        def drain(limit: int) -> None:
-            nonlocal pending
-            while len(pending) > limit:
-                finished, pending = wait(pending, return_when=FIRST_COMPLETED)
-                # Submission order among those finished together keeps single-worker files ordered;
-                # the successes of a batch are written before its first failure is raised.
-                ranked = sorted(finished, key=order.__getitem__)
-                for future in ranked:
-                    if future.exception() is None:
-                        write(future)
-                for future in ranked:
-                    if future.exception() is not None:
-                        future.result()
-
-        try:
-            for number, task in enumerate(todo):
-                future = pool.submit(play, task)
-                order[future] = number
-                pending.add(future)
-                drain(2 * concurrency - 1)
-            drain(0)
-        except BaseException:
-            for future in pending:
-                future.cancel()
-            for future in sorted(pending, key=order.__getitem__):
-                if not future.cancelled() and future.exception() is None:
-                    write(future)
-            raise
+        run_batch(todo, play, on_done=write, on_failed=failed, concurrency=concurrency, name="qer")
+    write_infra_failures(out_dir, failures)
     return QerRunSummary(
         planned=len(tasks),
         skipped=len(tasks) - len(todo),
         ran=ran,
         seconds=time.perf_counter() - started,
+        infra_failures=failures,
     )
 
 

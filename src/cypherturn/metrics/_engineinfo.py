@@ -20,6 +20,7 @@ __all__ = ["engine_info"]
 
 logger = logging.getLogger(__name__)
 
+
 def _falkordb_version(engine: FalkorDBEngine) -> str:
     # FalkorDB is a Redis module named "graph"; MODULE LIST gives its version as
     # major * 10000 + minor * 100 + patch (41603 -> 4.16.3).

@@ -1,13 +1,8 @@
 """Running many sessions concurrently into a run directory, resumably.
 
-Layout of a run directory::
-
-    RUN_DIR/bench_config.json     the run configuration (refused if it changes on resume)
-    RUN_DIR/prompts.json          the prompt texts the run used (their digest is in the config)
-    RUN_DIR/sessions/<id>.jsonl   one action log per session (see cypherturn.runner._log)
-    RUN_DIR/aborted/<id>.<n>.jsonl  copies of logs of sessions a killed run left unfinished
-    RUN_DIR/records.jsonl         the scorer's TurnRecords of every completed session
-    RUN_DIR/infra_failures.json   sessions lost to infrastructure failures, unscored
+The run directory's layout is described in :mod:`cypherturn.records`; the
+configuration check, the worker pool and the failure policy are the batch core's
+(:mod:`cypherturn.runner._core`), shared with the QER runner.
 
 Resume: a session whose log ends with ``session_end: completed`` under the same
 configuration is read back, never replayed. A session killed mid-way, or lost to
@@ -20,13 +15,10 @@ from __future__ import annotations
 
 import fnmatch
 import hashlib
-import json
 import re
 import shutil
-import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 from typing import Literal
 
@@ -42,12 +34,18 @@ from cypherturn.protocols import (
     load_prompts,
 )
 from cypherturn.records import (
+    ABORTED_DIR,
+    BENCH_CONFIG_FILE,
+    INFRA_FILE,
+    PROMPTS_FILE,
     RECORDS_FILE,
+    SESSIONS_DIR,
+    InfraFailure,
     TurnRecord,
-    config_changes,
     validation_problem,
     write_jsonl,
 )
+from cypherturn.runner._core import open_run_dir, run_batch, write_infra_failures
 from cypherturn.runner._log import (
     SessionFinished,
     SessionStarted,
@@ -78,9 +76,7 @@ __all__ = [
     "select_sessions",
 ]
 
-CONFIG_FILE = "bench_config.json"
-INFRA_FILE = "infra_failures.json"
-PROMPTS_FILE = "prompts.json"
+CONFIG_FILE = BENCH_CONFIG_FILE
 
 
 class RunConfig(BaseModel):
@@ -118,13 +114,6 @@ class RunConfig(BaseModel):
             else None
         )
         return hashlib.sha256(self.model_dump_json(exclude=exclude).encode()).hexdigest()[:16]
-
-
-class InfraFailure(BaseModel):
-    """A session lost to an infrastructure failure (unscored)."""
-
-    session_id: str
-    error: str
 
 
 class RunSummary(BaseModel):
@@ -165,7 +154,7 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
 
 def log_path(out_dir: Path, session_id: str) -> Path:
     """Where a session's log lives in a run directory."""
-    return out_dir / "sessions" / f"{_UNSAFE.sub('_', session_id)}.jsonl"
+    return out_dir / SESSIONS_DIR / f"{_UNSAFE.sub('_', session_id)}.jsonl"
 
 
 def select_sessions(sessions: Sequence[Session], selector: str | None) -> list[Session]:
@@ -196,26 +185,6 @@ def select_sessions(sessions: Sequence[Session], selector: str | None) -> list[S
     if not chosen:
         raise ConfigError(f"no session id or world matches {selector!r}")
     return chosen
-
-
-def _check_config(out_dir: Path, config: RunConfig) -> None:
-    path = out_dir / CONFIG_FILE
-    if path.exists():
-        try:
-            stored = RunConfig.model_validate_json(path.read_text(encoding="utf-8"))
-        except OSError as e:
-            raise ConfigError(f"cannot read {path}: {e}") from e
-        except ValidationError as e:
-            raise ConfigError(f"{path}: {validation_problem(e, 'run configuration')}") from e
-        if stored != config:
-            changed = config_changes(stored, config)
-            raise ConfigError(
-                f"{out_dir} holds a run with a different configuration (changed: "
-                f"{', '.join(changed)}); use the same options to resume, or a new --out"
-            )
-        return
-    out_dir.mkdir(parents=True, exist_ok=True)
-    path.write_text(config.model_dump_json(indent=2), encoding="utf-8")
 
 
 def _logged(
@@ -253,7 +222,7 @@ def _logged(
 
 def _copy_aside(path: Path, out_dir: Path) -> None:
     """Keep a copy of an interrupted log; the original stays until its replacement is on disk."""
-    aborted = out_dir / "aborted"
+    aborted = out_dir / ABORTED_DIR
     aborted.mkdir(parents=True, exist_ok=True)
     n = 1
     while (target := aborted / f"{path.stem}.{n}.jsonl").exists():
@@ -314,8 +283,8 @@ def run_benchmark(
         sim_model: the user simulator's model (default: ``model``).
         concurrency: sessions played at once (threads).
         prompts: the prompt set (default: the packaged current version).
-        on_session: called (from a worker thread, serialised) after each session,
-            resumed ones included.
+        on_session: called in the calling thread after each session, resumed ones
+            included.
         on_turn: called from the worker threads, not serialised, with each turn's
             record as it is played (not for turns kept from an interrupted log).
 
@@ -325,10 +294,10 @@ def run_benchmark(
     Raises:
         ConfigError: the directory holds a run with a different configuration, a
             session changed since it was logged, or ``concurrency < 1``.
-        DatasetError: a log cannot be read or written.
+        DatasetError: a log or the stored configuration cannot be read or written.
     """
     if concurrency < 1:
-        raise ConfigError("concurrency must be at least 1")
+        raise ConfigError(f"concurrency must be at least 1, got {concurrency}")
     ids = [s.session_id for s in sessions]
     if len(set(ids)) != len(ids):
         raise DatasetError("session ids must be unique")
@@ -342,19 +311,17 @@ def run_benchmark(
         prompt_version=prompts.version,
         prompt_digest=prompts.digest(settings.action_format),
     )
-    _check_config(out_dir, config)
+    open_run_dir(out_dir, CONFIG_FILE, config, what="run configuration")
     (out_dir / PROMPTS_FILE).write_text(prompts.model_dump_json(indent=2), encoding="utf-8")
     digest = config.digest()
     results: dict[str, SessionResult] = {}
     pending: list[Session] = []
     kept: dict[str, list[FinishedTurn]] = {}
-    lock = threading.Lock()
 
     def report(result: SessionResult) -> None:
-        with lock:
-            results[result.session_id] = result
-            if on_session is not None:
-                on_session(result)
+        results[result.session_id] = result
+        if on_session is not None:
+            on_session(result)
 
     for session in sessions:
         path = log_path(out_dir, session.session_id)
@@ -403,10 +370,15 @@ def run_benchmark(
                 -(len(s.turns) - len(kept[s.session_id])),
             ),
         )
-    with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="cypherturn-run") as pool:
-        futures = [pool.submit(play, s) for s in order]
-        for future in as_completed(futures):
-            report(future.result())
+    run_batch(
+        order,
+        play,
+        on_done=lambda _, result: report(result),
+        on_failed=lambda session, error: report(
+            SessionResult(session.session_id, SessionStatus.INFRA_FAILURE, error=str(error))
+        ),
+        concurrency=concurrency,
+    )
 
     ordered = [results[i] for i in ids]
     completed = [r for r in ordered if r.status is SessionStatus.COMPLETED]
@@ -416,9 +388,7 @@ def run_benchmark(
         if r.status is SessionStatus.INFRA_FAILURE
     ]
     turns = write_jsonl(out_dir / RECORDS_FILE, (rec for r in completed for rec in r.records))
-    (out_dir / INFRA_FILE).write_text(
-        json.dumps([f.model_dump() for f in failures], indent=2), encoding="utf-8"
-    )
+    write_infra_failures(out_dir, failures)
     return RunSummary(
         run_id=config.run_id,
         out_dir=out_dir,

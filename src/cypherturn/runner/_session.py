@@ -12,7 +12,6 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from cypherturn.agent import ActionExecutor, ActionStep, TurnEnd, UserSimulator, tool_definitions
-from cypherturn.errors import EngineConnectionError, ModelError
 from cypherturn.graph import GraphEngine, GraphSchema
 from cypherturn.models import ChatModel
 from cypherturn.protocols import (
@@ -28,6 +27,7 @@ from cypherturn.protocols import (
     session_budget,
 )
 from cypherturn.records import Action, ProtocolName, QueryAttempt, TurnRecord
+from cypherturn.runner._core import INFRA_ERRORS
 from cypherturn.runner._log import (
     SessionFinished,
     SessionLog,
@@ -167,9 +167,10 @@ def run_session(
 ) -> SessionResult:
     """Play one session under a protocol and log every action as it happens.
 
-    Infrastructure failures (the endpoint still failing after the model's retries, a
-    malformed endpoint answer, an unreachable engine) end the session with
-    status ``infra_failure`` and no records: they are never scored as model errors.
+    Infrastructure failures (:data:`~cypherturn.runner.INFRA_ERRORS`: the endpoint
+    still failing after the model's retries, a malformed endpoint answer, an
+    unreachable engine) end the session with status ``infra_failure`` and no
+    records: they are never scored as model errors.
 
     Resume works at turn granularity: the turns in ``resume`` are copied into the
     new log as they were logged (events and timestamps unchanged), restore the
@@ -267,7 +268,7 @@ def run_session(
         )
         try:
             play_session(session, env, prior)
-        except (ModelError, EngineConnectionError) as e:
+        except INFRA_ERRORS as e:
             logger.warning("session %s: infrastructure failure: %s", session.session_id, e)
             emit(SessionFinished(status=SessionStatus.INFRA_FAILURE, error=str(e)))
             return SessionResult(session.session_id, SessionStatus.INFRA_FAILURE, error=str(e))
