@@ -133,4 +133,6 @@ def test_bundled_model_answer_cites_only_numbers_from_the_rows(shop: GraphEngine
     assert answer.tokens > 0 and answer.model_text is not None
     # the guarantee, whatever the model wrote: what is shown cites only the rows
     assert unsupported_numbers(answer.text, result, "How many of each product are in stock?") == []
-    assert (answer.source == "model") == (answer.unsupported == [] and bool(answer.model_text.strip()))
+    assert (answer.source == "model") == (
+        answer.unsupported == [] and bool(answer.model_text.strip())
+    )

@@ -18,6 +18,7 @@ Two deterministic checks, one before the model and one after the strategy:
 
 from __future__ import annotations
 
+import itertools
 import re
 
 from cypherturn.grounding import GraphIndex
@@ -28,9 +29,10 @@ __all__ = ["FOLLOW_UP_WORDS", "graph_vocabulary", "result_problem", "scope_probl
 # fmt: off
 FOLLOW_UP_WORDS = frozenset([
     "those", "these", "them", "they", "that", "it", "its", "their", "theirs", "same", "also",
-    "instead", "ones", "each", "which", "what", "about", "how",
+    "instead", "ones",
 ])
-"""Words that mark a question as built on an earlier turn (with ``and``/``or``/``but`` first)."""
+"""Words that mark a question as built on an earlier turn (also: ``and``/``or``/``but`` first,
+``what about``, ``how about``, ``which of``)."""
 
 _STOP = frozenset([
     "a", "an", "the", "of", "in", "on", "at", "to", "by", "for", "from", "with", "without",
@@ -113,7 +115,12 @@ def _is_follow_up(question: str) -> bool:
     words = [w.lower() for w in _WORD.findall(question)]
     if not words:
         return True
-    return words[0] in ("and", "or", "but") or any(w in FOLLOW_UP_WORDS for w in words)
+    pairs = {" ".join(pair) for pair in itertools.pairwise(words)}
+    return (
+        words[0] in ("and", "or", "but")
+        or any(w in FOLLOW_UP_WORDS for w in words)
+        or bool(pairs & {"what about", "how about", "which of"})
+    )
 
 
 def scope_problem(question: str, index: GraphIndex, *, follows: bool) -> str | None:
