@@ -34,14 +34,11 @@ def view(
         help="The benchmark file the runs played: turns then show the utterance and gold rows.",
     ),
 ) -> None:
-    """Browse runs: systems, sessions, turns, actions, scores, with filters and the summary table.
-
-    Every run directory is read before anything is written, so a bad one (missing, not
-    a run, a malformed line: named with its line) stops the command with one error line
-    and exit code 1 (``ExitCode.ERROR``), leaving no partial output.
-    """
+    """Browse runs: systems, sessions, turns, actions, scores, with filters and the summary table."""
     from cypherturn.viewer import PAGE_FILE, page_name, page_server, read_page, write_page
 
+    # Every directory is read before anything is written: a bad one (missing, not a run, a
+    # malformed line named with its line) is one error line, exit 1, and no partial output.
     pages = [read_page(path, bench=bench) for path in run_dirs]
     if serve:
         try:
