@@ -14,6 +14,7 @@ from cypherturn.sessions import (
     DEFAULT_SESSIONS,
     DEFAULT_TURNS,
     DEFAULT_WORLDS,
+    DIVERGENCE_CODES,
     BenchmarkStats,
     ChainMode,
     Persona,
@@ -55,6 +56,8 @@ def test_plan_scales_and_refuses_impossible_totals() -> None:
 def default_build(worlds: WorldGraphs) -> tuple[list[Session], BenchmarkStats]:
     sessions, report = build_sessions(plan_build(), worlds.provide)
     assert report.queries >= DEFAULT_TURNS
+    # the build report's proof that no written gold depends on an engine divergence
+    assert report.divergence == {code.value: 0 for code in DIVERGENCE_CODES}
     return sessions, compute_stats(sessions)
 
 

@@ -49,6 +49,7 @@ def test_build_stats_show(cli: typer.Typer, tmp_path: Path) -> None:
     )
     assert built.exit_code == 0, built.output
     assert "4 sessions" in built.output and "phenomena" in built.output
+    assert "engine-divergence class: parallel_edges 0, exists_pattern 0" in built.output
     sessions = read_sessions(out)
     assert len(sessions) == 4 and {s.world for s in sessions} == {"magic_academy"}
     assert sum(len(s.turns) for s in sessions) == round(4 * 5927 / 721)
@@ -81,6 +82,9 @@ def test_import_reports_reproduction(cli: typer.Typer, tmp_path: Path) -> None:
     assert [len(s.turns) for s in imported] == [6, 3] and all(
         s.source == "official" for s in imported
     )
+    assert "non-deterministic" in result.output
+    labels = [t.import_check.status for s in imported for t in s.turns if t.import_check]
+    assert len(labels) == 9 and labels.count("nondeterministic") == 2, "stored in the file"
     no_check = runner.invoke(cli, ["bench", "import", str(source), "--out", str(out), "--no-check"])
     assert no_check.exit_code == 0, no_check.output
     assert "reproduced" not in no_check.output

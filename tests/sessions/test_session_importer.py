@@ -70,7 +70,7 @@ def test_reproduction_report(tiny: GraphEngine) -> None:
     report = check_reproduction(SESSIONS, sessions, lambda graph: tiny)
     assert (report.sessions, report.turns) == (2, 9)
     assert report.graphs == ["tiny"]
-    assert report.reproduced + report.differs + report.errors == 9
+    assert report.reproduced + report.nondeterministic + report.differs + report.errors == 9
     by_turn = {(c.session_id[-1], c.turn_index): c for c in report.checks}
     assert ("1", 1) not in by_turn and ("1", 2) not in by_turn
     assert ("1", 3) not in by_turn, "an integer sum read back as a float still reproduces"
@@ -78,12 +78,23 @@ def test_reproduction_report(tiny: GraphEngine) -> None:
         "row count differs"
     )
     assert by_turn[("1", 6)].status == "error" and by_turn[("1", 6)].reason.startswith("syntax")
-    assert by_turn[("2", 3)].reason == "order differs"
-    tied = [by_turn[k] for k in (("1", 4), ("2", 2)) if k in by_turn]
-    assert tied, "two official answers of the same tied query cannot both be reproduced"
-    assert all("tie at the cut" in c.reason for c in tied)
-    assert report.errors == 1
-    assert report.reasons["syntax"] == 1
+    assert by_turn[("2", 3)].status == "differs" and by_turn[("2", 3)].reason == "order differs"
+    # two official answers of the same tied query: both labelled, whichever one reproduces
+    for key in (("1", 4), ("2", 2)):
+        assert by_turn[key].status == "nondeterministic"
+        assert by_turn[key].reason.startswith("ORDER BY ... LIMIT cuts through ties")
+        assert "tie_cut" in by_turn[key].audits
+    assert (report.reproduced, report.nondeterministic, report.differs, report.errors) == (
+        4,
+        2,
+        2,
+        1,
+    )
+    assert report.reasons["syntax"] == 1 and report.audits["tie_cut"] == 2
+    labels = {(s.session_id[-1], t.turn_index): t.import_check for s in sessions for t in s.turns}
+    assert all(label is not None for label in labels.values()), "every turn is labelled"
+    assert labels[("1", 1)] is not None and labels[("1", 1)].status == "reproduced"
+    assert labels[("1", 4)] is not None and labels[("1", 4)].status == "nondeterministic"
 
 
 def test_bad_files_are_clear_errors(tmp_path: Path) -> None:

@@ -102,3 +102,53 @@ def test_official_graph_loads_into_the_engine(make_engine: Callable[..., GraphEn
     assert engine.execute("MATCH (s:Student {year: 2}) RETURN s.enrolled_on").rows == [
         ["1325-09-01"]
     ]
+
+
+RELABEL = Path(__file__).with_name("official_relabel")
+
+
+def test_a_script_the_reader_cannot_interpret_runs_on_the_engine(
+    make_engine: Callable[..., GraphEngine],
+) -> None:
+    """The released ocean_kingdom layout: an unbound variable in a relationship CREATE makes an
+    unlabelled node, and the last statement re-labels it with MATCH ... WHERE ... SET."""
+    script, schema = RELABEL / "data.cypher", RELABEL / "schema.json"
+    with pytest.raises(DatasetError, match=r"data\.cypher:\d+: WHERE is not supported"):
+        read_official_graph(script, schema)
+    engine = make_engine()
+    stats = load_official_graph(engine, script, schema, engine.graph)
+    declared = json.loads(schema.read_text())
+    assert stats.nodes == sum(n["count"] for n in declared["nodes"]) == 8
+    assert stats.relationships == sum(r["count"] for r in declared["relationships"]) == 5
+    counts = dict(
+        engine.execute("MATCH (n) RETURN labels(n)[0] AS label, count(*) AS n ORDER BY label").rows
+    )
+    assert counts == {n["label"]: n["count"] for n in declared["nodes"]}
+    assert engine.execute("MATCH (n) WHERE size(labels(n)) = 0 RETURN count(n)").rows == [[0]]
+    relabelled = engine.execute(
+        "MATCH (:Citizen {name: 'Ilara Starpool'})-[:TAMES]->(c:Creature) "
+        "RETURN c.name, c.temperament, c.danger_level"
+    ).rows
+    assert relabelled == [["Abyssal Specter", "Elusive", 6]]
+    indexed = {row[0] for row in engine.execute("CALL db.indexes()").rows}
+    assert indexed == {"Kingdom", "Citizen", "Creature"}, "the schema's name indexes are made"
+
+
+def test_engine_run_scripts_are_checked_against_the_schema_and_dropped_on_failure(
+    make_engine: Callable[..., GraphEngine], tmp_path: Path
+) -> None:
+    script = (RELABEL / "data.cypher").read_text()
+    schema = json.loads((RELABEL / "schema.json").read_text())
+    schema["nodes"][2]["count"] = 2
+    (tmp_path / "schema.json").write_text(json.dumps(schema))
+    (tmp_path / "data.cypher").write_text(script)
+    engine = make_engine()
+    with pytest.raises(DatasetError, match="Creature: 3 nodes, schema says 2"):
+        load_official_graph(engine, tmp_path / "data.cypher", tmp_path / "schema.json", "x")
+    assert engine.node_count() == 0, "a graph that fails its schema check is dropped"
+
+    broken = script.replace("size(labels(n))=0", "size(labels(n)) =")
+    (tmp_path / "data.cypher").write_text(broken)
+    with pytest.raises(DatasetError, match=r"data\.cypher:19: the engine refused a statement"):
+        load_official_graph(engine, tmp_path / "data.cypher", RELABEL / "schema.json", "x")
+    assert engine.node_count() == 0

@@ -119,6 +119,8 @@ def build_command(
         f"candidates rejected by audits: {rejected or 'none'})",
         highlight=False,
     )
+    divergent = ", ".join(f"{k} {v}" for k, v in result.report.divergence.items())
+    console.print(f"written golds per engine-divergence class: {divergent}", highlight=False)
 
 
 def _stopping(progress: Progress) -> Callable[[str], AbstractContextManager[object]]:
@@ -285,7 +287,7 @@ def _print_stats(stats: BenchmarkStats) -> None:
 def _import_table(reports: list[FileReport]) -> Table:
     table = Table(title="official gold answers re-executed")
     table.add_column("file")
-    for column in ("sessions", "turns", "reproduced", "differ", "errors"):
+    for column in ("sessions", "turns", "reproduced", "non-deterministic", "differ", "errors"):
         table.add_column(column, justify="right")
     table.add_column("why (top reasons)")
     for report in reports:
@@ -295,6 +297,7 @@ def _import_table(reports: list[FileReport]) -> Table:
             str(report.sessions),
             str(report.turns),
             str(report.reproduced),
+            str(report.nondeterministic),
             str(report.differs),
             str(report.errors),
             reasons or "-",

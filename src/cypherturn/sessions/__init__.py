@@ -22,11 +22,18 @@ from cypherturn.sessions._build import (
     plan_build,
 )
 from cypherturn.sessions._compose import ComposedTurn, compose_session, compose_turn
+from cypherturn.sessions._divergence import (
+    ANSWER_CHANGING,
+    DIVERGENCE_CODES,
+    DivergenceAuditor,
+    text_divergences,
+)
 from cypherturn.sessions._format import (
     FORMAT_VERSION,
     AmbiguityInfo,
     AmbiguityKind,
     GoldResult,
+    ImportCheck,
     RewriteInfo,
     Session,
     Turn,
@@ -70,10 +77,12 @@ from cypherturn.sessions._vocab import (
 
 __all__ = [
     "AGGREGATION_PHENOMENA",
+    "ANSWER_CHANGING",
     "CHAIN_DEPENDENT_MODES",
     "DEFAULT_SESSIONS",
     "DEFAULT_TURNS",
     "DEFAULT_WORLDS",
+    "DIVERGENCE_CODES",
     "FORMAT_VERSION",
     "MAX_ROWS",
     "MAX_TURNS",
@@ -89,9 +98,11 @@ __all__ = [
     "ChainMode",
     "ComposedTurn",
     "Condition",
+    "DivergenceAuditor",
     "FileReport",
     "GoldResult",
     "GraphProvider",
+    "ImportCheck",
     "Persona",
     "PersonaProfile",
     "Phenomenon",
@@ -128,6 +139,7 @@ __all__ = [
     "read_official",
     "read_sessions",
     "rewrite_sessions",
+    "text_divergences",
     "verify_session",
     "write_sessions",
 ]

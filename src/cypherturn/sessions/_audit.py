@@ -14,7 +14,10 @@ alike; engine audits execute probes on the real graph:
 * ``not_chain_dependent``: the gold does not change when the prior turn's set changes
   (perturbation check, :mod:`._verify`);
 * ``result_mismatch``: a stored gold result that re-execution does not reproduce;
-* ``skeleton_mismatch``: a stored gold that its stored skeleton does not compose to.
+* ``skeleton_mismatch``: a stored gold that its stored skeleton does not compose to;
+* the engine-divergence classes (``parallel_edges``, ``exists_pattern``, ``union_limit``,
+  ``filter_after_limit``, ``integer_sum``, ``temporal_component_filter``): golds whose
+  answer FalkorDB and Neo4j give differently (:mod:`._divergence`).
 """
 
 from __future__ import annotations
@@ -63,6 +66,12 @@ class AuditCode(StrEnum):
     NOT_CHAIN_DEPENDENT = "not_chain_dependent"
     RESULT_MISMATCH = "result_mismatch"
     SKELETON_MISMATCH = "skeleton_mismatch"
+    PARALLEL_EDGES = "parallel_edges"
+    EXISTS_PATTERN = "exists_pattern"
+    UNION_LIMIT = "union_limit"
+    FILTER_AFTER_LIMIT = "filter_after_limit"
+    INTEGER_SUM = "integer_sum"
+    TEMPORAL_COMPONENT_FILTER = "temporal_component_filter"
 
 
 @dataclass(frozen=True, slots=True)

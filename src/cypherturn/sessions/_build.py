@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict
 
 from cypherturn.errors import ConfigError
 from cypherturn.graph import GraphEngine, GraphSchema
+from cypherturn.sessions._divergence import DIVERGENCE_CODES
 from cypherturn.sessions._format import Session
 from cypherturn.sessions._generator import SessionGenerator
 from cypherturn.sessions._vocab import Persona
@@ -157,12 +158,18 @@ class BuildReport:
         rejections: candidate turns dropped, by audit code (``does_not_fit``: a
             phenomenon that did not fit the conversation's state).
         world_seconds: wall time per world.
+        divergence: golds written per engine-divergence class (:mod:`._divergence`),
+            every class listed; each written gold is audited again once its session is
+            complete, so a nonzero count is a generator defect.
     """
 
     seconds: float = 0.0
     queries: int = 0
     rejections: Counter[str] = field(default_factory=Counter)
     world_seconds: dict[str, float] = field(default_factory=dict)
+    divergence: dict[str, int] = field(
+        default_factory=lambda: {code.value: 0 for code in DIVERGENCE_CODES}
+    )
 
 
 def build_sessions(
@@ -211,10 +218,15 @@ def build_sessions(
             session = session.model_copy(
                 update={"graph_seed": graph_seed, "graph_scale": graph_scale}
             )
+            for turn in session.turns:
+                for finding in generator.divergence.findings(
+                    turn.turn_index, turn.gold_cypher, turn.gold_result
+                ):
+                    report.divergence[finding.code.value] += 1
             sessions.append(session)
             if on_session is not None:
                 on_session(session)
-        report.queries += generator.queries
+        report.queries += generator.queries + generator.divergence.queries
         report.rejections.update(generator.rejections)
         report.world_seconds[world] = time.perf_counter() - world_started
         log.info("%s: %d sessions in %.2f s", world, len(entries), report.world_seconds[world])

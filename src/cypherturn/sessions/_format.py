@@ -25,6 +25,7 @@ __all__ = [
     "AmbiguityInfo",
     "AmbiguityKind",
     "GoldResult",
+    "ImportCheck",
     "RewriteInfo",
     "Session",
     "Turn",
@@ -102,6 +103,27 @@ class RewriteInfo(BaseModel):
     original_utterance: str
 
 
+class ImportCheck(BaseModel):
+    """How an imported official gold fared when re-executed and audited on our engine.
+
+    Attributes:
+        status: ``reproduced`` (our engine returns the official answer and no audit makes
+            it engine-dependent), ``nondeterministic`` (the answer depends on the engine:
+            an ORDER BY ... LIMIT that cuts through ties, or an answer-changing
+            engine-divergence class), ``differs`` (not reproduced, and no audit explains
+            why) or ``error`` (our engine cannot execute the gold).
+        reason: why, for every status but ``reproduced``.
+        official_reproduced: our engine returned the official answer.
+        audits: codes of every audit finding on the gold (``tie_cut``,
+            ``parallel_edges``, ``too_large``, ...), also those that do not set the status.
+    """
+
+    status: Literal["reproduced", "nondeterministic", "differs", "error"]
+    reason: str = ""
+    official_reproduced: bool = False
+    audits: list[str] = Field(default_factory=list)
+
+
 class Turn(BaseModel):
     """One user turn with its gold query and gold result.
 
@@ -123,6 +145,8 @@ class Turn(BaseModel):
         skeleton: the typed skeleton the gold was composed from (``None`` for
             imported turns).
         rewrite: present when a model rewrote the utterance.
+        import_check: for imported turns re-executed by ``bench import``, the outcome
+            (``None`` otherwise).
     """
 
     turn_index: int = Field(ge=1)
@@ -136,6 +160,7 @@ class Turn(BaseModel):
     reference_description: str | None = None
     skeleton: Skeleton | None = None
     rewrite: RewriteInfo | None = None
+    import_check: ImportCheck | None = None
 
 
 class Session(BaseModel):

@@ -5,7 +5,8 @@ sessions, never two aggregations or two CONTRASTs in a row), lets the
 :class:`~._planner.Planner` build a candidate skeleton, composes the gold
 (:mod:`._compose`), executes it on the engine and runs the audits
 (:mod:`._audit`): size, aggregate label, duplicate gold, consecutive
-aggregation, CONTRAST entity type, ties at every ORDER BY ... LIMIT, agreement
+aggregation, CONTRAST entity type, ties at every ORDER BY ... LIMIT, the
+engine-divergence classes (:mod:`._divergence`), agreement
 with the in-memory prediction, and - for chain-dependent turns - the
 perturbation check: removing members from the set the turn builds on must
 change the executed result. A candidate failing any of them is dropped and
@@ -36,6 +37,7 @@ from cypherturn.sessions._audit import (
     audit_ties,
 )
 from cypherturn.sessions._compose import Derivation, compose_turn, exclude_members
+from cypherturn.sessions._divergence import DivergenceAuditor
 from cypherturn.sessions._focus import Answer, Candidate, Record, answers_equal
 from cypherturn.sessions._format import GoldResult, Session, Turn, canonical_rows
 from cypherturn.sessions._hints import WorldHints, load_hints
@@ -113,6 +115,7 @@ class SessionGenerator:
         self.profile: WorldProfile = build_profile(
             world, schema, load_snapshot(engine), hints or load_hints(world)
         )
+        self.divergence = DivergenceAuditor(engine, timeout_s)
         self.counts: Counter[Phenomenon] = Counter()
         self.rejections: Counter[str] = Counter()
         self.queries = 0
@@ -242,6 +245,14 @@ class SessionGenerator:
         findings = audit_ties(index, gold, self.engine, timeout_s=self.timeout_s, cache=state.ties)
         if findings:
             return self._reject(index, findings, gold)
+        try:
+            findings = self.divergence.findings(index, gold)
+        except QueryError as e:
+            self.rejections["execution_error"] += 1
+            log.warning("divergence probe failed (%s):\n%s", e.engine_message, gold)
+            return False
+        if findings:
+            return self._reject(index, findings, gold)
         dependent = candidate.predict is not None and candidate.depends_on is not None
         if dependent and not self._perturbation_changes(state, index, candidate, answer):
             self.rejections["not_chain_dependent"] += 1
@@ -304,7 +315,17 @@ class SessionGenerator:
             if candidate.phenomenon is not None
             else ChainMode.NONE
         )
-        rows: list[list[Any]] = canonical_rows(result.rows)
+        # FalkorDB sums integers into a float; the stored answer keeps Neo4j's integer
+        integral = set(self.divergence.integer_sum_columns(gold)) if candidate.aggregate else set()
+        rows: list[list[Any]] = canonical_rows(
+            [
+                [
+                    int(v) if i in integral and isinstance(v, float) and v.is_integer() else v
+                    for i, v in enumerate(row)
+                ]
+                for row in result.rows
+            ]
+        )
         state.turns.append(
             Turn(
                 turn_index=index,

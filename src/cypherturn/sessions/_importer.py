@@ -7,14 +7,14 @@ Each official file is a JSON array of sessions with ``session_id``, ``graph``,
 optionally ``ambiguity_info`` (with ``simulator_reply``) and
 ``reference_description``; every other field (skeletons, predictions, metrics)
 is ignored. :func:`read_official` converts a file into :class:`Session` objects;
-:func:`check_reproduction` re-executes every gold on our engine and says, per
-turn, whether the official answer is reproduced and if not, why.
+:func:`check_reproduction` runs the builder's audits on every gold, re-executes it on
+our engine and labels each turn reproduced, non-deterministic gold (with the reason)
+or differs.
 """
 
 from __future__ import annotations
 
 import json
-import math
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -25,16 +25,20 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from cypherturn.cypher import parse_query
 from cypherturn.errors import CypherParseError, DatasetError, QueryError
-from cypherturn.graph import GraphEngine, QueryResult
-from cypherturn.sessions._audit import probe_ties
+from cypherturn.graph import GraphEngine
+from cypherturn.sessions._audit import AuditCode, AuditFinding
+from cypherturn.sessions._compare import compare_results
+from cypherturn.sessions._divergence import ANSWER_CHANGING, DivergenceAuditor
 from cypherturn.sessions._format import (
     AmbiguityInfo,
     AmbiguityKind,
     GoldResult,
+    ImportCheck,
     Session,
     Turn,
     canonical_rows,
 )
+from cypherturn.sessions._verify import verify_session
 from cypherturn.sessions._vocab import ChainMode, Persona, Phenomenon
 
 __all__ = ["FileReport", "TurnCheck", "check_reproduction", "compare_results", "read_official"]
@@ -152,53 +156,14 @@ def read_official(path: Path) -> list[Session]:
     return sessions
 
 
-def _normalize(value: Any) -> Any:
-    if isinstance(value, bool) or value is None or isinstance(value, str):
-        return value
-    if isinstance(value, int | float):
-        return float(f"{float(value):.9g}") if math.isfinite(float(value)) else str(value)
-    if isinstance(value, list):
-        return [_normalize(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _normalize(v) for k, v in sorted(value.items())}
-    return repr(value)
-
-
-def _row_key(row: list[Any]) -> str:
-    return json.dumps([_normalize(v) for v in row], sort_keys=True)
-
-
-def compare_results(stored: GoldResult, result: QueryResult) -> str | None:
-    """Why ``result`` does not reproduce ``stored``, or ``None`` when it does.
-
-    Numbers compare by value to nine significant digits (so an integer sum read
-    back as ``24.0`` reproduces ``24``); rows compare as multisets unless the
-    stored result is ordered.
-    """
-    if not stored.rows and not result.rows:
-        return None
-    if stored.columns != list(result.columns) and stored.rows:
-        if sorted(stored.columns) == sorted(result.columns):
-            return f"column order differs: {stored.columns} vs {list(result.columns)}"
-        return f"columns differ: {stored.columns} vs {list(result.columns)}"
-    if len(stored.rows) != len(result.rows):
-        return f"row count differs: official {len(stored.rows)}, engine {len(result.rows)}"
-    mine = [_row_key(r) for r in stored.rows]
-    theirs = [_row_key(r) for r in result.rows]
-    if Counter(mine) != Counter(theirs):
-        return "values differ"
-    if stored.ordered and mine != theirs:
-        return "order differs"
-    return None
-
-
 class TurnCheck(BaseModel):
-    """Re-execution outcome of one imported turn."""
+    """Re-execution and audit outcome of one imported turn (see :class:`ImportCheck`)."""
 
     session_id: str
     turn_index: int
-    status: Literal["reproduced", "differs", "error"]
+    status: Literal["reproduced", "nondeterministic", "differs", "error"]
     reason: str = ""
+    audits: list[str] = Field(default_factory=list)
 
 
 class FileReport(BaseModel):
@@ -208,10 +173,12 @@ class FileReport(BaseModel):
         path: the official file.
         graphs: graphs its sessions run on.
         sessions / turns: what it holds.
-        reproduced / differs / errors: turns whose gold answer the engine reproduced,
-            did not reproduce, or could not execute.
+        reproduced / nondeterministic / differs / errors: turns per label (see
+            :class:`ImportCheck`); they add up to ``turns``.
         reasons: count per reason (first clause of each non-reproduced turn's reason).
-        checks: the non-reproduced turns, with their full reasons.
+        audits: count per audit code over all turns (the builder's audits, the
+            engine-divergence classes included).
+        checks: the turns not labelled ``reproduced``, with their full reasons.
     """
 
     path: str
@@ -219,21 +186,53 @@ class FileReport(BaseModel):
     sessions: int
     turns: int
     reproduced: int = 0
+    nondeterministic: int = 0
     differs: int = 0
     errors: int = 0
     reasons: dict[str, int] = Field(default_factory=dict)
+    audits: dict[str, int] = Field(default_factory=dict)
     checks: list[TurnCheck] = Field(default_factory=list)
 
 
-def _explain_difference(gold: str, engine: GraphEngine, reason: str, timeout_s: float) -> str:
+# Findings that re-state what the label already says, or need a skeleton.
+_NOT_NOTES = frozenset({AuditCode.RESULT_MISMATCH, AuditCode.EXECUTION_ERROR})
+
+
+def _nondeterminism(findings: list[AuditFinding]) -> str | None:
+    """Why the gold's answer depends on the engine, from its audit findings, or ``None``."""
+    reasons = [
+        f"ORDER BY ... LIMIT cuts through ties: {f.message.removesuffix('; add a deterministic tie-breaker')}"
+        for f in findings
+        if f.code is AuditCode.TIE_CUT and not f.message.startswith("cannot probe")
+    ]
+    reasons += [f"{f.code.value}: {f.message}" for f in findings if f.code in ANSWER_CHANGING]
+    return "; ".join(reasons) if reasons else None
+
+
+def _label(
+    turn: Turn, findings: list[AuditFinding], engine: GraphEngine, timeout_s: float
+) -> ImportCheck:
+    audits = sorted({f.code.value for f in findings if f.code not in _NOT_NOTES})
     try:
-        probes = probe_ties(gold, engine, timeout_s=timeout_s)
-    except QueryError:
-        return reason
-    tied = [p for p in probes if p.tied]
-    if tied:
-        return f"{reason}; tie at the cut of {tied[0].clause!r} (which rows survive is engine-dependent)"
-    return reason
+        result = engine.execute(turn.gold_cypher, timeout_s=timeout_s)
+    except QueryError as e:
+        return ImportCheck(
+            status="error", reason=f"{e.error_class.value}: {e.engine_message}", audits=audits
+        )
+    why = compare_results(turn.gold_result, result)
+    engine_dependent = _nondeterminism(findings)
+    if engine_dependent is not None:
+        if why is not None:
+            engine_dependent = f"{engine_dependent} (here: {why})"
+        return ImportCheck(
+            status="nondeterministic",
+            reason=engine_dependent,
+            official_reproduced=why is None,
+            audits=audits,
+        )
+    if why is None:
+        return ImportCheck(status="reproduced", official_reproduced=True, audits=audits)
+    return ImportCheck(status="differs", reason=why, audits=audits)
 
 
 def check_reproduction(
@@ -243,7 +242,13 @@ def check_reproduction(
     *,
     timeout_s: float = 120.0,
 ) -> FileReport:
-    """Re-execute every gold query and compare with the official answers.
+    """Re-execute and audit every gold query, label every turn, and summarise the file.
+
+    Each session goes through :func:`~._verify.verify_session`, the builder's audits
+    (ties at every ORDER BY ... LIMIT, the engine-divergence classes, sizes,
+    aggregate labels, ...), and each gold is executed once more without a row cap
+    and compared with the official answer. Every turn gets an :class:`ImportCheck`
+    in ``turn.import_check`` (the sessions are updated in place).
 
     Args:
         path: the file the sessions came from (for the report).
@@ -253,6 +258,9 @@ def check_reproduction(
 
     Returns:
         The :class:`FileReport`.
+
+    Raises:
+        GraphError: the engine failed (not a query error: those label the turn).
     """
     sessions = list(sessions)
     report = FileReport(
@@ -262,32 +270,39 @@ def check_reproduction(
         turns=sum(len(s.turns) for s in sessions),
     )
     reasons: Counter[str] = Counter()
+    audits: Counter[str] = Counter()
+    auditors: dict[str, DivergenceAuditor] = {}
     for session in sessions:
         engine = engine_for(session.world)
+        auditor = auditors.setdefault(session.world, DivergenceAuditor(engine, timeout_s))
+        findings = verify_session(
+            session, engine, timeout_s=timeout_s, perturb=False, divergence=auditor
+        )
         for turn in session.turns:
-            try:
-                result = engine.execute(turn.gold_cypher, timeout_s=timeout_s)
-            except QueryError as e:
-                check = TurnCheck(
-                    session_id=session.session_id,
-                    turn_index=turn.turn_index,
-                    status="error",
-                    reason=f"{e.error_class.value}: {e.engine_message}",
-                )
-                report.errors += 1
-            else:
-                why = compare_results(turn.gold_result, result)
-                if why is None:
-                    report.reproduced += 1
-                    continue
-                check = TurnCheck(
-                    session_id=session.session_id,
-                    turn_index=turn.turn_index,
-                    status="differs",
-                    reason=_explain_difference(turn.gold_cypher, engine, why, timeout_s),
-                )
+            label = _label(
+                turn, [f for f in findings if f.turn_index == turn.turn_index], engine, timeout_s
+            )
+            turn.import_check = label
+            audits.update(label.audits)
+            if label.status == "reproduced":
+                report.reproduced += 1
+                continue
+            if label.status == "nondeterministic":
+                report.nondeterministic += 1
+            elif label.status == "differs":
                 report.differs += 1
-            reasons[re.split(r"[:;]", check.reason, maxsplit=1)[0]] += 1
-            report.checks.append(check)
+            else:
+                report.errors += 1
+            reasons[re.split(r"[:;(]", label.reason, maxsplit=1)[0].strip()] += 1
+            report.checks.append(
+                TurnCheck(
+                    session_id=session.session_id,
+                    turn_index=turn.turn_index,
+                    status=label.status,
+                    reason=label.reason,
+                    audits=label.audits,
+                )
+            )
     report.reasons = dict(reasons.most_common())
+    report.audits = dict(sorted(audits.items()))
     return report

@@ -29,14 +29,15 @@ from cypherturn.sessions._audit import (
     audit_ties,
     normalize_cypher,
 )
+from cypherturn.sessions._compare import compare_results
 from cypherturn.sessions._compose import (
     ComposedTurn,
     compose_session,
     compose_turn,
     exclude_members,
 )
+from cypherturn.sessions._divergence import DivergenceAuditor
 from cypherturn.sessions._format import Session, Turn
-from cypherturn.sessions._importer import compare_results
 from cypherturn.sessions._vocab import Phenomenon, is_chain_dependent
 
 __all__ = ["verify_session"]
@@ -98,6 +99,7 @@ def verify_session(
     timeout_s: float = 10.0,
     max_rows: int = MAX_ROWS,
     perturb: bool = True,
+    divergence: DivergenceAuditor | None = None,
 ) -> list[AuditFinding]:
     """Run every audit on a stored session against the graph it was built on.
 
@@ -108,6 +110,8 @@ def verify_session(
         timeout_s: limit per query, seconds.
         max_rows: largest acceptable gold result.
         perturb: run the perturbation check on chain-dependent turns.
+        divergence: the engine-divergence auditor to use (its probes are cached per
+            graph; default: a new one on ``engine``).
 
     Returns:
         Every finding; an empty list means the session passes.
@@ -115,6 +119,7 @@ def verify_session(
     findings: list[AuditFinding] = []
     composed = _composed(session)
     ties: dict[str, TieProbe] = {}
+    auditor = divergence or DivergenceAuditor(engine, timeout_s)
     turns: Sequence[Turn] = session.turns
     by_index = {t.turn_index: t for t in turns}
     previous: Turn | None = None
@@ -151,6 +156,12 @@ def verify_session(
         if mismatch is not None:
             findings.append(mismatch)
         findings += audit_ties(index, turn.gold_cypher, engine, timeout_s=timeout_s, cache=ties)
+        try:
+            findings += auditor.findings(index, turn.gold_cypher, turn.gold_result)
+        except QueryError as e:
+            findings.append(
+                AuditFinding(index, AuditCode.EXECUTION_ERROR, f"probe failed: {e.engine_message}")
+            )
         dependent = turn.depends_on is not None and is_chain_dependent(turn.chain_mode)
         if perturb and dependent and composed is not None and turn.skeleton is not None:
             try:

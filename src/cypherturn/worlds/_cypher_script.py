@@ -17,6 +17,12 @@ MERGE matches or creates, ``ON CREATE SET``/``ON MATCH SET`` apply
 accordingly, null properties are not stored. Anything else (WHERE, WITH,
 RETURN, DELETE, parameters, expressions other than literals and ``date()``)
 is refused with a :class:`~cypherturn.errors.DatasetError` naming the line.
+
+Released scripts are trusted input, and one of them re-labels nodes with a
+statement outside that subset (``MATCH (a:L {...})-[:R]->(n) WHERE
+size(labels(n))=0 SET n:Label, ...``). :func:`read_cypher_script` therefore
+says, instead of refusing, which statements the engine itself must run:
+:class:`ScriptPlan` (used by :func:`cypherturn.worlds.load_official_graph`).
 """
 
 from __future__ import annotations
@@ -33,7 +39,14 @@ from cypherturn.cypher import tokenize as cypher_tokenize
 from cypherturn.errors import DatasetError
 from cypherturn.graph import GraphData, NodeRecord, RelationshipRecord
 
-__all__ = ["Token", "parse_cypher_script", "split_statements", "tokenize"]
+__all__ = [
+    "ScriptPlan",
+    "Token",
+    "parse_cypher_script",
+    "read_cypher_script",
+    "split_statements",
+    "tokenize",
+]
 
 log = logging.getLogger(__name__)
 
@@ -63,7 +76,7 @@ class Token:
     end: int = 0
 
 
-def tokenize(text: str, origin: str = "<script>") -> list[Token]:
+def tokenize(text: str, origin: str = "<script>", *, strict: bool = True) -> list[Token]:
     """Split a data script into tokens with :func:`cypherturn.cypher.tokenize`, checked for the subset.
 
     The shared tokenizer runs in its lenient mode, so that every malformed
@@ -72,6 +85,9 @@ def tokenize(text: str, origin: str = "<script>") -> list[Token]:
     Args:
         text: the script.
         origin: file name used in error messages.
+        strict: refuse operators outside the data subset (``<>``, ``>=``, ...); when
+            False they are kept as ``other`` tokens, which the interpreter refuses
+            in the statement that holds them.
 
     Returns:
         The tokens, ending with one ``end`` token.
@@ -89,9 +105,12 @@ def tokenize(text: str, origin: str = "<script>") -> list[Token]:
         counted = start
         # most frequent kinds first: this loop runs once per token of a whole graph
         if kind is TokenKind.PUNCT:
-            if raw not in _PUNCTUATION:
+            if raw in _PUNCTUATION:
+                tokens.append(Token("punct", raw, None, line, start, end))
+            elif strict:
                 raise DatasetError(f"{origin}:{line}: unexpected character {raw!r}")
-            tokens.append(Token("punct", raw, None, line, start, end))
+            else:
+                tokens.append(Token("other", raw, None, line, start, end))
         elif kind is TokenKind.NAME:
             tokens.append(Token("name", raw, raw, line, start, end))
         elif kind is TokenKind.STRING:
@@ -613,6 +632,21 @@ class _Interpreter:
         raise self.error(f"unsupported value {token.text!r} (literals and date('...') only)", token)
 
 
+def _graph_data(interpreter: _Interpreter, name: str, origin: str) -> GraphData:
+    store = interpreter.store
+    nodes = [
+        NodeRecord(key, tuple(labels), props)
+        for key, (labels, props) in enumerate(zip(store.labels, store.props, strict=True))
+    ]
+    for node in nodes:
+        if not node.labels:
+            raise DatasetError(f"{origin}: node {node.key} {node.properties} has no label")
+    relationships = [RelationshipRecord(s, e, t, p) for s, e, t, p in store.rels]
+    if interpreter.unmatched:
+        log.warning("%s: %d statements matched no node", origin, interpreter.unmatched)
+    return GraphData(name=name, nodes=nodes, relationships=relationships, source=origin)
+
+
 def parse_cypher_script(text: str, name: str, origin: str = "<script>") -> GraphData:
     """Interpret a Cypher data script into a graph named ``name``.
 
@@ -630,15 +664,56 @@ def parse_cypher_script(text: str, name: str, origin: str = "<script>") -> Graph
     """
     interpreter = _Interpreter(origin)
     interpreter.run(split_statements(tokenize(text, origin)))
-    store = interpreter.store
-    nodes = [
-        NodeRecord(key, tuple(labels), props)
-        for key, (labels, props) in enumerate(zip(store.labels, store.props, strict=True))
-    ]
-    for node in nodes:
-        if not node.labels:
-            raise DatasetError(f"{origin}: node {node.key} {node.properties} has no label")
-    relationships = [RelationshipRecord(s, e, t, p) for s, e, t, p in store.rels]
-    if interpreter.unmatched:
-        log.warning("%s: %d statements matched no node", origin, interpreter.unmatched)
-    return GraphData(name=name, nodes=nodes, relationships=relationships, source=origin)
+    return _graph_data(interpreter, name, origin)
+
+
+@dataclass(frozen=True, slots=True)
+class ScriptPlan:
+    """How to load a trusted data script: by this reader, or statement by statement on the engine.
+
+    Attributes:
+        data: the whole graph, when the reader interprets every statement; ``None``
+            when some statement is outside the reader's subset.
+        statements: every statement's text, in order (what the engine runs when
+            ``data`` is ``None``).
+        lines: the 1-based line each statement starts on.
+        reason: why the reader could not interpret the script (``""`` when it could).
+    """
+
+    data: GraphData | None
+    statements: tuple[str, ...]
+    lines: tuple[int, ...]
+    reason: str = ""
+
+
+def read_cypher_script(text: str, name: str, origin: str = "<script>") -> ScriptPlan:
+    """Read a trusted data script; say whether the engine must run it (as the release's loader does).
+
+    The reader interprets the script when it can (so the result can be checked
+    against the schema file before anything is written). When a statement is
+    outside its subset (a WHERE, an expression, an operator it does not know),
+    the engine must run the script itself, every statement in order, since later
+    statements can match what that one wrote.
+
+    Args:
+        text: the script.
+        name: the graph name of the result.
+        origin: file name for messages and provenance.
+
+    Returns:
+        The :class:`ScriptPlan`.
+
+    Raises:
+        DatasetError: the script cannot be tokenized (an unterminated string,
+            comment or backquoted name, a bad escape or number).
+    """
+    statements = split_statements(tokenize(text, origin, strict=False))
+    texts = tuple(text[s[0].start : s[-2].end] for s in statements)
+    lines = tuple(s[0].line for s in statements)
+    interpreter = _Interpreter(origin)
+    try:
+        interpreter.run(statements)
+        data = _graph_data(interpreter, name, origin)
+    except DatasetError as exc:
+        return ScriptPlan(None, texts, lines, str(exc))
+    return ScriptPlan(data, texts, lines)

@@ -16,6 +16,13 @@ relationship type and ``(source)-[type]->(target)`` pattern in the data must be
 declared (a relationship entry may also carry a ``count``, which is then
 checked). Property keys or value types the schema does not list are logged,
 not refused, since the schema files describe properties loosely.
+
+Released scripts are trusted input. A script the reader cannot interpret (one
+release script re-labels nodes with ``MATCH ... WHERE size(labels(n))=0 SET
+n:Label, ...``) is run by the engine itself, statement by statement in write
+queries, as the release's own loader does; the graph is then read back from the
+engine and checked against the schema file the same way (and dropped when it
+does not match).
 """
 
 from __future__ import annotations
@@ -27,17 +34,19 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field, ValidationError
 
-from cypherturn.errors import DatasetError
+from cypherturn.errors import DatasetError, QueryError
 from cypherturn.graph import (
     GraphData,
     GraphEngine,
     GraphSchema,
     LabelSchema,
     LoadStats,
+    NodeRecord,
     RelationshipPattern,
+    RelationshipRecord,
     RelationshipTypeSchema,
 )
-from cypherturn.worlds._cypher_script import parse_cypher_script
+from cypherturn.worlds._cypher_script import ScriptPlan, read_cypher_script
 from cypherturn.worlds._synthetic import PropertyType
 
 __all__ = [
@@ -209,6 +218,14 @@ def _log_property_drift(data: GraphData, schema: OfficialSchema, origin: str) ->
                 reported.add((node.labels[0], key))
 
 
+def _read_script(cypher_script: Path, name: str) -> ScriptPlan:
+    try:
+        text = cypher_script.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise DatasetError(f"cannot read Cypher script {cypher_script}: {exc}") from exc
+    return read_cypher_script(text, name, origin=str(cypher_script))
+
+
 def read_official_graph(
     cypher_script: Path, schema_file: Path, name: str | None = None
 ) -> GraphData:
@@ -223,18 +240,73 @@ def read_official_graph(
         The graph, with an index on ``name`` for every label whose schema lists it.
 
     Raises:
-        DatasetError: a file is missing or malformed, or the data disagree with the schema.
+        DatasetError: a file is missing or malformed, the data disagree with the
+            schema, or the script holds statements only an engine can run (load it
+            with :func:`load_official_graph`).
     """
     schema = read_official_schema(schema_file)
-    try:
-        text = cypher_script.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise DatasetError(f"cannot read Cypher script {cypher_script}: {exc}") from exc
-    data = parse_cypher_script(text, name or schema.graph_name, origin=str(cypher_script))
+    plan = _read_script(cypher_script, name or schema.graph_name)
+    if plan.data is None:
+        raise DatasetError(
+            f"{plan.reason} ({cypher_script} must be run by an engine: use load_official_graph)"
+        )
+    data = plan.data
     check_against_schema(data, schema, str(cypher_script))
-    data.indexes = [(n.label, "name") for n in schema.nodes if "name" in n.properties]
+    data.indexes = _indexes(schema)
     data.source = f"CypherTurn official graph {schema.graph_name} ({cypher_script}, {schema_file})"
     return data
+
+
+def _indexes(schema: OfficialSchema) -> list[tuple[str, str]]:
+    return [(n.label, "name") for n in schema.nodes if "name" in n.properties]
+
+
+def _engine_graph(engine: GraphEngine, name: str) -> GraphData:
+    """The graph the engine holds, read back (labels, types, properties) for the schema check."""
+    nodes = [
+        NodeRecord(int(key), tuple(labels), dict(properties))
+        for key, labels, properties in engine.write(
+            "MATCH (n) RETURN id(n), labels(n), properties(n)"
+        ).rows
+    ]
+    relationships = [
+        RelationshipRecord(int(a), int(b), str(t), dict(properties))
+        for a, b, t, properties in engine.write(
+            "MATCH (a)-[r]->(b) RETURN id(a), id(b), type(r), properties(r)"
+        ).rows
+    ]
+    return GraphData(name=name, nodes=nodes, relationships=relationships)
+
+
+def _run_on_engine(
+    engine: GraphEngine, plan: ScriptPlan, schema: OfficialSchema, origin: str, replace: bool
+) -> GraphData:
+    """Run every statement of ``plan`` on the engine, then read the graph back and check it."""
+    if replace:
+        engine.drop()
+    elif engine.exists():
+        raise DatasetError(
+            f"graph {engine.graph!r} already holds {engine.node_count()} nodes on {engine.spec}; "
+            "load with replace=True to overwrite it"
+        )
+    log.info("%s: %s; the engine runs its %d statements", origin, plan.reason, len(plan.statements))
+    try:
+        for statement, line in zip(plan.statements, plan.lines, strict=True):
+            try:
+                engine.write(statement)
+            except QueryError as exc:
+                raise DatasetError(
+                    f"{origin}:{line}: the engine refused a statement of the script: "
+                    f"{exc.engine_message}"
+                ) from exc
+        for label, key in _indexes(schema):
+            engine.write(f"CREATE INDEX FOR (n:`{label}`) ON (n.`{key}`)")
+        loaded = _engine_graph(engine, engine.graph)
+        check_against_schema(loaded, schema, origin)
+    except DatasetError:
+        engine.drop()
+        raise
+    return loaded
 
 
 def load_official_graph(
@@ -242,10 +314,15 @@ def load_official_graph(
 ) -> LoadStats:
     """Load an official CypherTurn graph into ``engine`` and verify what the engine holds.
 
+    A script the reader interprets is checked against the schema file before
+    anything is written, then bulk-loaded. Any other script (a released script is
+    trusted) is run by the engine statement by statement, and the graph it built
+    is read back and checked against the schema file.
+
     Args:
         engine: an engine bound to the target graph.
         cypher_script: ``data.cypher``.
-        schema_file: ``schema.json``; its counts are checked before anything is written.
+        schema_file: ``schema.json``; its counts are checked.
         name: the graph name recorded on the data (normally ``engine.graph``).
         replace: drop what the graph holds first.
 
@@ -253,13 +330,24 @@ def load_official_graph(
         Counts read back from the engine and the wall time in seconds.
 
     Raises:
-        DatasetError: the files are malformed or disagree, or the engine holds other
-            counts after loading.
+        DatasetError: the files are malformed or disagree, the engine refused a
+            statement of the script (the graph is then dropped), or the engine holds
+            other counts after loading.
         GraphError: the engine failed while writing.
     """
     started = time.perf_counter()
-    data = read_official_graph(cypher_script, schema_file, name)
-    engine.load(data, replace=replace)
+    schema = read_official_schema(schema_file)
+    plan = _read_script(cypher_script, name)
+    if plan.data is None:
+        data = _run_on_engine(engine, plan, schema, str(cypher_script), replace)
+    else:
+        data = plan.data
+        check_against_schema(data, schema, str(cypher_script))
+        data.indexes = _indexes(schema)
+        data.source = (
+            f"CypherTurn official graph {schema.graph_name} ({cypher_script}, {schema_file})"
+        )
+        engine.load(data, replace=replace)
     nodes, relationships = engine.node_count(), engine.relationship_count()
     if (nodes, relationships) != (len(data.nodes), len(data.relationships)):
         raise DatasetError(
