@@ -16,7 +16,8 @@ Run-directory layout (the one description; JSON Lines files hold one record per 
       prompts.json        the prompt texts the run used (their digest is in the config)
       sessions/<id>.jsonl one action log per session, appended as it is played:
                           session_start, step per action, turn_end (with its TurnRecord)
-                          per turn, session_end (completed | infra_failure)
+                          per turn, session_end (completed | infra_failure); every line
+                          flushed, session_start / turn_end / session_end fsynced
       aborted/<id>.<n>.jsonl  copies of logs an interrupted run left unfinished
       records.jsonl       TurnRecord of every turn of every completed session
       infra_failures.json InfraFailure per session the last invocation lost (unscored)
@@ -35,6 +36,10 @@ Run-directory layout (the one description; JSON Lines files hold one record per 
       transcripts.jsonl   QerTranscript per episode (raw completions, engine messages);
                           trimmed on resume to the episodes attempts.jsonl holds
       infra_failures.json QerFailure per episode the last invocation lost (redone on resume)
+
+    RUN_DIR/                              ask-accuracy run (benchmarks/bench_ask_accuracy.py)
+      config.json         the benchmark's settings
+      records.jsonl       one line per (model, strategy, question): EX, rEX, the StrategyResult
 
     RUN_DIR/report/       tables and plots (cypherturn report, cypherturn qer report)
     RUN_DIR/view.html     the run viewer's page (cypherturn view)
