@@ -7,9 +7,10 @@ Two deterministic checks, one before the model and one after the strategy:
   words, and the stored values of low-cardinality string properties), each word
   reduced to a crude stem (``crimes`` -> ``crime``, ``investigated`` ->
   ``investigat``, ``people`` -> ``person``). A question that shares no word
-  with it, names no proper noun or quoted text (which may be a stored value the
-  index does not list) and is not a follow-up of an earlier answered turn is out
-  of scope, and the model is not called.
+  with it, names no proper noun, quoted text or number (which may be a stored
+  value the index does not list, or compare a property the question calls by
+  another name) and is not a follow-up of an earlier answered turn is out of
+  scope, and the model is not called.
 - :func:`result_problem`: the grounded strategy (``ras+``) found no acceptable
   candidate: no query executed, or the selected one still breaks the schema
   (verdict ``flagged``), or it returned no rows that a check explains (a
@@ -32,7 +33,10 @@ FOLLOW_UP_WORDS = frozenset([
     "instead", "ones",
 ])
 """Words that mark a question as built on an earlier turn (also: ``and``/``or``/``but`` first,
-``what about``, ``how about``, ``which of``)."""
+``what about``, ``how about``, ``which of``, and the aggregation cues of an elliptical
+follow-up such as "cool, how many": :data:`_ELLIPSIS_WORDS`, ``how many``, ``how much``)."""
+
+_ELLIPSIS_WORDS = frozenset(["count", "total", "average", "most", "least", "list", "show"])
 
 _STOP = frozenset([
     "a", "an", "the", "of", "in", "on", "at", "to", "by", "for", "from", "with", "without",
@@ -104,8 +108,12 @@ def _matches(word: str, vocabulary: set[str]) -> bool:
 
 
 def _names_something(question: str) -> bool:
-    """A quoted text or a capitalised word past the first: possibly a stored value."""
-    if re.search(r"['\"][^'\"]{2,}['\"]", question):
+    """A quoted text, a number or a capitalised word past the first: possibly a stored value.
+
+    A number ("older than 90", "in 2020") may be compared with a property the
+    question names by a synonym the schema does not use ("patients" for ``Case``).
+    """
+    if re.search(r"['\"][^'\"]{2,}['\"]|\d", question):
         return True
     words = _WORD.findall(question)
     return any(w[0].isupper() and w.lower() not in _STOP for w in words[1:])
@@ -118,8 +126,8 @@ def _is_follow_up(question: str) -> bool:
     pairs = {" ".join(pair) for pair in itertools.pairwise(words)}
     return (
         words[0] in ("and", "or", "but")
-        or any(w in FOLLOW_UP_WORDS for w in words)
-        or bool(pairs & {"what about", "how about", "which of"})
+        or any(w in FOLLOW_UP_WORDS or w in _ELLIPSIS_WORDS for w in words)
+        or bool(pairs & {"what about", "how about", "which of", "how many", "how much"})
     )
 
 
