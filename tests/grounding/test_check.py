@@ -84,12 +84,66 @@ def test_bracketless_arrow_is_flipped(index: GraphIndex) -> None:
     )
 
 
-def test_type_between_wrong_labels(index: GraphIndex) -> None:
-    (finding,) = check_query(
-        "MATCH (p:Person)-[:INVESTIGATED_BY]->(o:Officer) RETURN o", index
-    ).findings
-    assert finding.code == "wrong_endpoints" and finding.edit is None
+def test_type_between_wrong_labels_gets_the_one_missing_hop(
+    crime: GraphEngine, index: GraphIndex
+) -> None:
+    query = "MATCH (p:Person)-[:INVESTIGATED_BY]->(o:Officer) RETURN count(DISTINCT o) AS n"
+    (finding,) = check_query(query, index).findings
+    assert finding.code == "wrong_endpoints"
     assert "(:Crime)-[:INVESTIGATED_BY]->(:Officer)" in finding.message
+    repaired = apply_edits(query, [finding])[0]
+    # INVESTIGATED_BY only leaves Crime, and PARTY_TO is the only type between Person and Crime
+    assert repaired == (
+        "MATCH (p:Person)-[:PARTY_TO]->(:Crime)-[:INVESTIGATED_BY]->(o:Officer) "
+        "RETURN count(DISTINCT o) AS n"
+    )
+    assert check_query(repaired, index).ok
+    assert crime.execute(repaired).rows[0][0] > 0
+
+
+def test_no_path_edit_without_a_join_to_the_other_endpoint(index: GraphIndex) -> None:
+    # OCCURRED_AT joins only Crime to Location: neither endpoint here is one of them
+    query = "MATCH (p:Person)-[:OCCURRED_AT]->(o:Officer) RETURN o"
+    (finding,) = check_query(query, index).findings
+    assert finding.code == "wrong_endpoints" and finding.edit is None
+
+
+def test_second_hop_moves_to_the_node_its_type_joins(crime: GraphEngine, index: GraphIndex) -> None:
+    query = (
+        "MATCH (c:Crime)-[:INVESTIGATED_BY]->(o:Officer)-[:OCCURRED_AT]->(l:Location) "
+        "RETURN count(DISTINCT l) AS n"
+    )
+    (finding,) = check_query(query, index).findings
+    repaired = apply_edits(query, [finding])[0]
+    assert repaired == (
+        "MATCH (c:Crime)-[:INVESTIGATED_BY]->(o:Officer), (c)-[:OCCURRED_AT]->(l:Location) "
+        "RETURN count(DISTINCT l) AS n"
+    )
+    assert check_query(repaired, index).ok
+    assert crime.execute(repaired).rows == [[1]]
+
+
+def test_property_read_on_the_wrong_label_reads_it_one_hop_away(
+    crime: GraphEngine, index: GraphIndex
+) -> None:
+    query = (
+        "MATCH (c:Crime) WHERE c.type = 'Burglary' RETURN c.address AS address ORDER BY c.address"
+    )
+    report = check_query(query, index)
+    repaired = apply_edits(query, report.findings)[0]
+    assert repaired == (
+        "MATCH (c:Crime), (c)-[:OCCURRED_AT]->(cLocation:Location) WHERE c.type = 'Burglary' "
+        "RETURN cLocation.address AS address ORDER BY cLocation.address"
+    )
+    assert check_query(repaired, index).ok
+    assert crime.execute(repaired).rows == [["1 Piccadilly"], ["1 Piccadilly"]]
+
+
+def test_property_read_is_not_moved_when_two_neighbours_have_the_key(index: GraphIndex) -> None:
+    # both Person and Officer next to Crime have a name
+    query = "MATCH (c:Crime) RETURN c.name"
+    (finding,) = check_query(query, index).findings
+    assert finding.code == "property_not_on_label" and finding.edit is None
 
 
 def test_unknown_names_with_case_repairs(crime: GraphEngine, index: GraphIndex) -> None:
@@ -112,7 +166,10 @@ def test_unknown_names_with_case_repairs(crime: GraphEngine, index: GraphIndex) 
 def test_property_on_the_wrong_label(index: GraphIndex) -> None:
     (finding,) = check_query("MATCH (c:Crime) RETURN c.gender", index).findings
     assert finding.code == "property_not_on_label"
-    assert "Person" in finding.message and finding.edit is None
+    assert "Person" in finding.message
+    # the one neighbour with the key: read it there
+    assert finding.edit is not None
+    assert finding.edit.replacement == ", (c)<-[:PARTY_TO]-(cPerson:Person) RETURN cPerson.gender"
     (unknown,) = check_query("MATCH (p:Person) RETURN p.colour", index).findings
     assert unknown.code == "unknown_property"
     (cased,) = check_query("MATCH (p:Person) RETURN p.Name", index).findings
@@ -223,6 +280,7 @@ def test_every_code_has_a_case() -> None:
         "unknown_label", "unknown_relationship_type", "unknown_property", "property_not_on_label",
         "reversed_direction", "wrong_endpoints", "undefined_variable", "sql_habit", "value_not_found",
         "engine_pitfall", "literal_type",
+        "question_threshold",  # tests/grounding/test_question.py
     }  # fmt: skip
     assert exercised == set(FINDING_CODES)
 
@@ -294,7 +352,11 @@ def test_a_filter_on_an_indexed_temporal_component_is_rewritten_so_the_engine_an
     report = check_query(query, index)
     assert [f.code for f in report.findings] == ["engine_pitfall", "engine_pitfall"]
     repaired, applied = apply_edits(query, report.findings)
-    assert len(applied) == 2 and "AS y" in repaired and "toInteger(c.reportDate.year) = 2021" in repaired
+    assert (
+        len(applied) == 2
+        and "AS y" in repaired
+        and "toInteger(c.reportDate.year) = 2021" in repaired
+    )
     assert engine.execute(repaired).rows == [[1, 2021]]
     assert check_query(repaired, index).ok
     assert check_query("MATCH (c:Case) RETURN c.reportDate.month AS m", index).ok

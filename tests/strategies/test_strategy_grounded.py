@@ -185,7 +185,9 @@ def test_grounded_examples_run_and_pass_the_check(make_engine: Callable[..., Gra
 
 OTHER = "MATCH (p:Person)-[:PARTY_TO]->(c:Crime) RETURN count(p) AS n"
 BY_TYPE = "MATCH (p:Person)-[:PARTY_TO]->(c:Crime) WHERE c.type = 'Burglary' RETURN c.type AS t, count(p) AS n"
-SWAPPED = "MATCH (p:Person)-[:PARTY_TO]->(c:Crime) WHERE c.type = 'Burglary' RETURN count(p) AS m, c.type"
+SWAPPED = (
+    "MATCH (p:Person)-[:PARTY_TO]->(c:Crime) WHERE c.type = 'Burglary' RETURN count(p) AS m, c.type"
+)
 
 
 def test_vote_waits_for_two_candidates_that_return_the_same_rows(crime: GraphEngine) -> None:
@@ -226,3 +228,51 @@ def test_greedy_decodes_the_first_attempt_at_temperature_zero(crime: GraphEngine
     assert [s["temperature"] for s in model.settings] == [0.0, 0.9, 0.9]
     _, sampled = run("ras+:check,values,repair,vote", crime, [OTHER, GOOD, GOOD], budget=3)
     assert [s["temperature"] for s in sampled.settings] == [0.9, 0.9, 0.9]
+
+
+def test_the_link_part_names_the_stored_values_the_question_mentions(crime: GraphEngine) -> None:
+    model = ReplayChatModel([GOOD, GOOD])
+    schema = graph_index(crime).schema_text()
+    question = "How many people took part in burglaries?"
+    get_strategy("ras+").run(model, crime, question, schema, StrategyConfig(budget=2, seed=0))
+    asked = model.calls[0][-1].content
+    assert "\"burglaries\": (:Crime {type: 'Burglary'})" in asked
+    unlinked = ReplayChatModel([GOOD, GOOD])
+    parts = ",".join(p for p in GROUNDING_PARTS if p != "link")
+    get_strategy(f"ras+:{parts}").run(
+        unlinked, crime, question, schema, StrategyConfig(budget=2, seed=0)
+    )
+    assert "burglaries" in unlinked.calls[0][-1].content
+    assert "(:Crime {type: 'Burglary'})" not in unlinked.calls[0][-1].content
+
+
+def test_a_query_that_ignores_the_questions_threshold_is_not_the_answer(
+    crime: GraphEngine,
+) -> None:
+    limited = (
+        "MATCH (p:Person)-[:PARTY_TO]->(c:Crime) "
+        "RETURN c.type AS type, count(p) AS n ORDER BY n DESC LIMIT 1"
+    )
+    filtered = (
+        "MATCH (p:Person)-[:PARTY_TO]->(c:Crime) "
+        "WITH c.type AS type, count(p) AS n WHERE n > 1 RETURN type, n"
+    )
+    model = ReplayChatModel([limited, limited, filtered, filtered])
+    schema = graph_index(crime).schema_text()
+    result = get_strategy("ras+").run(
+        model,
+        crime,
+        "Which crime types have more than one person taking part, and how many each?",
+        schema,
+        StrategyConfig(budget=4, seed=0),
+    )
+    first, second, third, fourth = result.attempts
+    assert first.verdict == second.verdict == "flagged"
+    assert [f.code for f in first.findings] == ["question_threshold"]
+    assert third.verdict == fourth.verdict == "answer" and fourth.votes == 2
+    assert result.final_query == filtered
+    assert result.final_result is not None and result.final_result.rows == [["Burglary", 2]]
+    # the note tells the next attempt why, without the failed query
+    assert (
+        "more than one" in model.calls[1][-1].content and limited not in model.calls[1][-1].content
+    )

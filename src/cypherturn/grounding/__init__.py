@@ -25,6 +25,8 @@ from cypherturn.grounding._index import (
     PropertyValues,
     graph_index,
 )
+from cypherturn.grounding._link import ValueLink, link_values, render_links
+from cypherturn.grounding._question import check_question, question_thresholds
 from cypherturn.grounding._repair import MAX_REPAIR_ROUNDS, repair_query
 
 __all__ = [
@@ -39,13 +41,18 @@ __all__ = [
     "GraphIndex",
     "PropertyValues",
     "QueryFacts",
+    "ValueLink",
     "apply_edits",
     "check_query",
+    "check_question",
     "check_values",
     "error_hint",
     "flip_relationship",
     "graph_index",
+    "link_values",
     "query_facts",
+    "question_thresholds",
+    "render_links",
     "repair_query",
     "schema_grammar",
 ]

@@ -57,6 +57,7 @@ FindingCode = Literal[
     "value_not_found",
     "engine_pitfall",
     "literal_type",
+    "question_threshold",
 ]
 FINDING_CODES: tuple[str, ...] = FindingCode.__args__  # type: ignore[attr-defined]
 """Every finding code, in the order the check reports them."""
@@ -253,6 +254,8 @@ def _relationship_findings(
     )
     if len(types) == 1:
         _attach_retype(query, branch, rel, index, finding)
+        if finding.edit is None:
+            _attach_path_edit(query, branch, rel, index, finding)
     return [finding]
 
 
@@ -287,7 +290,9 @@ def _attach_retype(
     else:
         replacement = f"-{body}->" if direction == "out" else f"<-{body}-"
     shown = (
-        _pattern(source, rel_type, target) if direction == "out" else _pattern(target, rel_type, source)
+        _pattern(source, rel_type, target)
+        if direction == "out"
+        else _pattern(target, rel_type, source)
     )
     finding.message += f"; the only relationship between {source} and {target} is {shown}"
     finding.suggestions = [shown, *finding.suggestions]
@@ -297,6 +302,181 @@ def _attach_retype(
         replacement=replacement,
         reason=f"{shown} is the only relationship the graph has between these labels",
     )
+
+
+def _connector(triples: frozenset[tuple[str, str, str]], rel_type: str, a: str, b: str) -> str:
+    """``-[:T]->`` when ``(a)-[:T]->(b)`` occurs, else ``<-[:T]-``."""
+    name = _quoted_name(rel_type)
+    return f"-[:{name}]->" if (a, rel_type, b) in triples else f"<-[:{name}]-"
+
+
+def _joins(triples: frozenset[tuple[str, str, str]], a: str, b: str) -> list[str]:
+    """Every relationship type joining labels ``a`` and ``b``, in either direction."""
+    return sorted({t for s, t, g in triples if (s, g) in ((a, b), (b, a))})
+
+
+def _attach_path_edit(
+    query: str, branch: BranchFacts, rel: RelationshipFact, index: GraphIndex, finding: Finding
+) -> None:
+    """Give a relationship pattern whose type belongs one hop away the path the schema has.
+
+    Two unambiguous cases, tried in order, for a typed relationship between
+    single-label endpoints that its type never joins:
+
+    - *re-anchor*: in ``(a:Case)-[:IS_PRIMARY_SUSPECT]->(b:Drug)-[:HAS_REACTION]->(c:Reaction)``
+      the second type joins ``Case`` to ``Reaction``, the node before ``b``; the
+      hop moves to ``a``: ``(a:Case)-[:IS_PRIMARY_SUSPECT]->(b:Drug), (a)-[:HAS_REACTION]->(c:Reaction)``
+      (``a`` named, ``c`` the end of the path);
+    - *missing hop*: in ``(p:PhoneCall)-[:CALLER]->(c:Person)`` the type reaches
+      exactly one label from one endpoint (``Phone``), and exactly one type joins
+      that label to the other endpoint: ``(p:PhoneCall)-[:CALLER]->(:Phone)<-[:HAS_PHONE]-(c:Person)``.
+      When both endpoints would give a path, the fix is ambiguous: no edit.
+    """
+    if rel.var_length or rel.direction == "both" or len(rel.types) != 1:
+        return
+    rel_type = rel.types[0][0]
+    left = _labels(branch, rel.left.variable, (n for n, _ in rel.left.labels))
+    right = _labels(branch, rel.right.variable, (n for n, _ in rel.right.labels))
+    if len(left) != 1 or len(right) != 1:
+        return
+    (lhs,), (rhs,) = left, right
+    if lhs == rhs:
+        return  # as for a retype: a type between two nodes of one label has several readings
+    triples = index.triples()
+    written = query[rel.element.start : rel.element.end]
+    right_text = query[rel.right.start : rel.right.end]
+    before = next((r for r in branch.relationships if r.right.start == rel.left.start), None)
+    continues = any(r.left.start == rel.right.start for r in branch.relationships)
+    if before is not None and before.left.variable and not continues:
+        anchor = _labels(branch, before.left.variable, (n for n, _ in before.left.labels))
+        if len(anchor) == 1:
+            (label,) = anchor
+            ok = (label, rel_type, rhs) if rel.direction == "out" else (rhs, rel_type, label)
+            if ok in triples:
+                replacement = f", ({before.left.variable}){written}{right_text}"
+                finding.message += (
+                    f"; {rel_type!r} joins {label}, the node before: {replacement[2:]}"
+                )
+                finding.suggestions = [replacement[2:], *finding.suggestions]
+                finding.edit = Edit(
+                    start=rel.element.start,
+                    end=rel.right.end,
+                    replacement=replacement,
+                    reason=f"{rel_type} joins {label} and {rhs}, and {label} is the node before",
+                )
+                return
+    source, target = (lhs, rhs) if rel.direction == "out" else (rhs, lhs)
+    options: list[str] = []
+    # the type is right at the source: source -[type]-> middle, then middle ~ target
+    middles = {g for s, t, g in triples if s == source and t == rel_type}
+    if len(middles) == 1:
+        (middle,) = middles
+        joins = _joins(triples, middle, target)
+        if len(joins) == 1 and middle not in (source, target):
+            if rel.direction == "out":
+                hop = _connector(triples, joins[0], middle, target)
+                options.append(f"{written}(:{_quoted_name(middle)}){hop}")
+            else:
+                hop = _connector(triples, joins[0], target, middle)
+                options.append(f"{hop}(:{_quoted_name(middle)}){written}")
+    # the type is right at the target: source ~ middle, then middle -[type]-> target
+    middles = {s for s, t, g in triples if g == target and t == rel_type}
+    if len(middles) == 1:
+        (middle,) = middles
+        joins = _joins(triples, source, middle)
+        if len(joins) == 1 and middle not in (source, target):
+            if rel.direction == "out":
+                hop = _connector(triples, joins[0], source, middle)
+                options.append(f"{hop}(:{_quoted_name(middle)}){written}")
+            else:
+                hop = _connector(triples, joins[0], middle, source)
+                options.append(f"{written}(:{_quoted_name(middle)}){hop}")
+    if len(options) != 1:
+        return
+    path = f"{query[rel.left.start : rel.left.end]}{options[0]}{right_text}"
+    finding.message += f"; the graph joins them through one more node: {path}"
+    finding.suggestions = [path, *finding.suggestions]
+    finding.edit = Edit(
+        start=rel.element.start,
+        end=rel.element.end,
+        replacement=options[0],
+        reason=f"the only path the schema has from {source} to {target} through {rel_type}",
+    )
+
+
+def _attach_projection_edits(
+    query: str, branch: BranchFacts, index: GraphIndex, findings: list[Finding]
+) -> None:
+    """Give a property read on the wrong label the hop to the one neighbour label that has it.
+
+    ``RETURN l.areaCode`` on a ``Location`` that has no ``areaCode``, in a graph
+    where exactly one relationship pattern joins ``Location`` to a label with
+    that key, ``(:Location)-[:LOCATION_IN_AREA]->(:Area)``, becomes a pattern
+    added after the path that binds ``l``, ``, (l)-[:LOCATION_IN_AREA]->(lArea:Area)``,
+    and every read of ``l.areaCode`` after it reads ``lArea.areaCode``. Findings
+    that already carry an edit keep it; a property compared with a string (left
+    to the one-hop predicate, which needs the value stored), a read before the
+    path, or several candidate neighbours: no edit.
+    """
+    for finding in findings:
+        if finding.code != "property_not_on_label" or finding.edit is not None or not finding.span:
+            continue
+        access = next(
+            (a for a in branch.accesses if (a.span.start, a.span.end) == finding.span), None
+        )
+        if access is None:
+            continue
+        var, key = access.variable, access.key
+        if any(c.variable == var and c.key == key for c in branch.comparisons):
+            continue  # a compared value: the one-hop predicate above, or no repair
+        labels = branch.labels_of(var)
+        node = next((n for n in branch.nodes if n.variable == var), None)
+        if len(labels) != 1 or node is None:
+            continue
+        (label,) = labels
+        hops = {
+            (p.type, p.target if p.source == label else p.source)
+            for p in index.schema.patterns
+            if label in (p.source, p.target) and p.source != p.target
+        }
+        hops = {(t, other) for t, other in hops if key in index.label_keys.get(other, frozenset())}
+        if len(hops) != 1:
+            continue
+        ((rel_type, other),) = hops
+        end = node
+        while True:
+            step = next((r for r in branch.relationships if r.left.start == end.start), None)
+            if step is None:
+                break
+            end = step.right
+        reads = sorted(
+            a.span.start - len(var) - 1
+            for a in branch.accesses
+            if a.variable == var and a.key == key
+        )
+        name = f"{var}{other}"
+        if (
+            not reads
+            or reads[0] < end.end
+            or re.search(rf"\b{re.escape(name)}\b", query)
+            or any(query[r : r + len(var) + 1 + len(key)] != f"{var}.{key}" for r in reads)
+        ):
+            continue
+        hop = _connector(index.triples(), rel_type, label, other)
+        added = f", ({var}){hop}({name}:{_quoted_name(other)})"
+        last = reads[-1] + len(var) + 1 + len(key)
+        body = query[end.end : last]
+        for r in reversed(reads):
+            offset = r - end.end
+            body = body[:offset] + f"{name}.{key}" + body[offset + len(var) + 1 + len(key) :]
+        finding.message += f"; {label} reaches it through ({var}){hop}(:{_quoted_name(other)})"
+        finding.suggestions = [added[2:], *finding.suggestions]
+        finding.edit = Edit(
+            start=end.end,
+            end=last,
+            replacement=added + body,
+            reason=f"{other} is the only label next to {label} with property {key}",
+        )
 
 
 def _property_findings(branch: BranchFacts, index: GraphIndex) -> list[Finding]:
@@ -366,9 +546,7 @@ _TEMPORAL_LITERALS = {
 }  # fmt: skip
 
 
-def _temporal_literal_findings(
-    query: str, branch: BranchFacts, index: GraphIndex
-) -> list[Finding]:
+def _temporal_literal_findings(query: str, branch: BranchFacts, index: GraphIndex) -> list[Finding]:
     """A string literal compared with a temporal property: never equal, repaired as ``date('...')``.
 
     ``c.reportDate = '2021-09-01'`` on a ``DATE`` property compares a date with a
@@ -392,9 +570,7 @@ def _temporal_literal_findings(
         function, form = _TEMPORAL_LITERALS[kind]
         literal = query[comparison.span.start : comparison.span.end]
         owner = " / ".join(sorted(owners))
-        message = (
-            f"{owner}.{comparison.key} is a {kind}, which never equals the string {literal}"
-        )
+        message = f"{owner}.{comparison.key} is a {kind}, which never equals the string {literal}"
         edit = None
         if form.fullmatch(comparison.value):
             message += f": write {function}({literal})"
@@ -486,7 +662,11 @@ def _attach_hop_edits(
         ((rel_type, other, arrow),) = hops
         literal = query[comparison.span.start : comparison.span.end]
         target = f"(:{_quoted_name(other)} {{{_quoted_name(comparison.key)}: {literal}}})"
-        rel = f"-[:{_quoted_name(rel_type)}]->" if arrow == "->" else f"<-[:{_quoted_name(rel_type)}]-"
+        rel = (
+            f"-[:{_quoted_name(rel_type)}]->"
+            if arrow == "->"
+            else f"<-[:{_quoted_name(rel_type)}]-"
+        )
         replacement = f"({comparison.variable}){rel}{target}"
         finding = by_key_span[(access.span.start, access.span.end)]
         finding.message += f"; {label} reaches it through {replacement}"
@@ -569,9 +749,21 @@ def _sql_findings(query: str, tokens: Sequence[Token], returns: Sequence[int]) -
 
 _TEMPORAL_COMPONENTS = frozenset(
     {
-        "year", "quarter", "month", "week", "weekyear", "day", "dayofweek",
-        "dayofyear", "dayofquarter", "hour", "minute", "second", "millisecond",
-        "microsecond", "nanosecond",
+        "year",
+        "quarter",
+        "month",
+        "week",
+        "weekyear",
+        "day",
+        "dayofweek",
+        "dayofyear",
+        "dayofquarter",
+        "hour",
+        "minute",
+        "second",
+        "millisecond",
+        "microsecond",
+        "nanosecond",
     }
 )
 _CLAUSE_WORDS = frozenset(
@@ -703,6 +895,7 @@ def _schema_findings(query: str, facts: QueryFacts, index: GraphIndex) -> list[F
         for finding in _property_findings(branch, index):
             add(finding)
         _attach_hop_edits(query, branch, index, findings)
+        _attach_projection_edits(query, branch, index, findings)
         for finding in _temporal_literal_findings(query, branch, index):
             add(finding)
         for span in branch.undefined:
@@ -805,6 +998,16 @@ def _value_finding(
                 end=span.end,
                 replacement=_literal(stored, query[span.start]),
                 reason=f"the only stored {owner_text}.{key} equal to {value!r} ignoring case",
+            )
+    elif not same_case and fold is None and operator in ("=", "IN", "MAP"):
+        heads = [h for o in owners for h in index.stored_word_prefixes(o, key, value)]
+        if len(set(heads)) == 1:
+            edit = Edit(
+                start=span.start,
+                end=span.end,
+                replacement=_literal(heads[0], query[span.start]),
+                reason=f"the only stored {owner_text}.{key} that {value!r} starts with, "
+                "followed by more words",
             )
     return Finding(
         code="value_not_found",

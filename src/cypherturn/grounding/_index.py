@@ -264,6 +264,19 @@ class GraphIndex:
             return [v for v in listed.values if v.lower() == value.lower()]
         return self._lookup(owner, key, "toLower(x.{k}) = toLower($v)", value)
 
+    def stored_word_prefixes(self, owner: str, key: str, value: str) -> list[str]:
+        """Stored values of ``owner.key`` that ``value`` starts with, then a space (ignoring case).
+
+        ``'Nightclub 2'`` -> ``['Nightclub']`` when ``'Nightclub'`` is stored;
+        values under 3 characters are not counted.
+        """
+        lowered = value.lower()
+        return [
+            v
+            for v in self._lookup(owner, key, "toLower($v) STARTS WITH toLower(x.{k})", value)
+            if len(v) >= 3 and lowered.startswith(v.lower() + " ")
+        ]
+
     def _match(self, owner: str) -> str | None:
         if owner in self.label_keys:
             return f"MATCH (x:{quote_name(owner)})"

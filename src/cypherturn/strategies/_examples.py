@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from cypherturn.graph import GraphSchema, LabelSchema
+from cypherturn.graph import GraphSchema, LabelSchema, RelationshipPattern
 from cypherturn.grounding import GraphIndex
 
 __all__ = ["FewShotExample", "grounded_examples", "schema_examples"]
@@ -103,9 +103,14 @@ def schema_examples(schema: GraphSchema) -> list[FewShotExample]:
 def _display_property(label: LabelSchema) -> str | None:
     """The string property a person would show: a name, title or description if there is one."""
     names = sorted(key for key, kind in label.properties.items() if kind == "STRING")
-    preferred = [n for n in names if any(w in n.lower() for w in ("name", "title", "description"))]
+    preferred = [n for n in names if _names_entity(n)]
     shown = preferred or names
     return shown[0] if shown else None
+
+
+def _names_entity(key: str) -> bool:
+    """A property that names what it is on (a name, title or description), not an id or code."""
+    return any(w in key.lower() for w in ("name", "title", "description"))
 
 
 def _literal(value: str) -> str:
@@ -113,19 +118,22 @@ def _literal(value: str) -> str:
 
 
 def grounded_examples(index: GraphIndex) -> list[FewShotExample]:
-    """Up to three examples that show what small models get wrong, built from schema and data.
+    """Up to six examples that show what small models get wrong, built from schema and data.
 
     1. a count filtered on a stored value, the question writing the value in
        lower case and the query writing it exactly as stored;
-    2. a top-3 over the most frequent relationship pattern, asked from the
-       target's side while the pattern keeps the schema's direction, ordered by an alias;
+    2. a top-3 over the most frequent relationship pattern, grouped on its side
+       with fewer nodes, the pattern keeping the schema's direction, ordered by an alias;
     3. a filter on an aggregate with ``WITH ... WHERE`` (Cypher has no HAVING),
-       listing the groups with their counts ("more than 10" is ``> 10``, not a LIMIT);
+       listing the groups with their counts ("more than 10" is ``> 10``, not a
+       LIMIT), over the next most frequent pattern of another type and labels;
     4. a two-hop pattern through one label, filtered on a stored value at one
        end and grouped at the other (needs a listed value and two other labels
        next to the same label);
     5. a month of a ``DATE`` property written as a date range (needs the engine
-       for a month that occurs: the earliest).
+       for a month that occurs: the earliest);
+    6. the entity with the largest numeric value and the entity it belongs to
+       (``ORDER BY ... DESC LIMIT 1`` over a pattern from its owner).
 
     Used by ``ras+`` with its ``values`` part (deterministic; no example is
     about the user's question: the values come from the graph's most common
@@ -135,7 +143,7 @@ def grounded_examples(index: GraphIndex) -> list[FewShotExample]:
         index: the graph's grounding index.
 
     Returns:
-        0-5 examples.
+        0-6 examples.
     """
     schema = index.schema
     counts = {label.label: label.count for label in schema.labels}
@@ -168,32 +176,19 @@ def grounded_examples(index: GraphIndex) -> list[FewShotExample]:
         (p for p in schema.patterns if p.source != p.target and p.target in by_label),
         key=lambda p: (-type_count.get(p.type, 0), p.source, p.type, p.target),
     )
-    for pattern in patterns:
-        prop = _display_property(by_label[pattern.target])
-        if prop is None:
-            continue
-        rel = f"(a:{_q(pattern.source)})-[:{_q(pattern.type)}]->(b:{_q(pattern.target)})"
-        examples.append(
-            FewShotExample(
-                question=f"Which 3 {pattern.target} have the most {pattern.source}, and how many?",
-                cypher=(
-                    f"MATCH {rel} RETURN b.{_q(prop)} AS {_q(prop)}, count(a) AS count "
-                    "ORDER BY count DESC LIMIT 3"
-                ),
-            )
-        )
-        examples.append(
-            FewShotExample(
-                question=(
-                    f"Which {pattern.target} have more than 10 {pattern.source}, and how many each?"
-                ),
-                cypher=(
-                    f"MATCH {rel} WITH b, count(a) AS n WHERE n > 10 "
-                    f"RETURN b.{_q(prop)} AS {_q(prop)}, n"
-                ),
-            )
-        )
-        break
+    chosen = _grouping_patterns(patterns, by_label, counts)
+    if chosen:
+        examples.append(_grouped_example(chosen[0], more_than=False))
+        for candidate in (*chosen[1:], chosen[0]):
+            example = _grouped_example(candidate, more_than=True)
+            engine = index.engine
+            if candidate is chosen[0] or engine is None or engine.execute(example.cypher).rows:
+                # no group of the second pattern passes the threshold: the first's instead
+                examples.append(example)
+                break
+    largest = _largest_example(index, by_label, counts)
+    if largest is not None:
+        examples.append(largest)
     two_hop = _two_hop_example(index, by_label, type_count)
     if two_hop is not None:
         examples.append(two_hop)
@@ -207,6 +202,96 @@ _MONTHS = (
     "January", "February", "March", "April", "May", "June", "July", "August", "September",
     "October", "November", "December",
 )  # fmt: skip
+
+
+def _grouping_patterns(
+    patterns: list[RelationshipPattern], by_label: dict[str, LabelSchema], counts: dict[str, int]
+) -> list[tuple[RelationshipPattern, bool, str]]:
+    """Patterns for examples 2 and 3: the two most frequent with different types and labels.
+
+    Each is grouped on its side with fewer nodes (the "one" of one-to-many: a
+    ``Client`` performs many ``Transfer``), which must have a display property.
+    Two different patterns keep a small model from copying one pattern into
+    every answer.
+
+    Returns:
+        Up to two ``(pattern, group on the source side, display property)``.
+    """
+    chosen: list[tuple[RelationshipPattern, bool, str]] = []
+    for pattern in patterns:
+        group_source = counts.get(pattern.source, 0) < counts.get(pattern.target, 0)
+        group = pattern.source if group_source else pattern.target
+        prop = _display_property(by_label[group]) if group in by_label else None
+        if prop is None:
+            continue
+        if any(
+            p.type == pattern.type or {p.source, p.target} == {pattern.source, pattern.target}
+            for p, _, _ in chosen
+        ):
+            continue
+        chosen.append((pattern, group_source, prop))
+        if len(chosen) == 2:
+            break
+    return chosen
+
+
+def _grouped_example(
+    chosen: tuple[RelationshipPattern, bool, str], *, more_than: bool
+) -> FewShotExample:
+    """Example 2 (top 3 groups) or 3 (groups over a threshold) over one pattern."""
+    pattern, group_source, prop = chosen
+    rel = f"(a:{_q(pattern.source)})-[:{_q(pattern.type)}]->(b:{_q(pattern.target)})"
+    group, other = ("a", "b") if group_source else ("b", "a")
+    group_label, other_label = (
+        (pattern.source, pattern.target) if group_source else (pattern.target, pattern.source)
+    )
+    if more_than:
+        return FewShotExample(
+            question=f"Which {group_label} have more than 10 {other_label}, and how many each?",
+            cypher=(
+                f"MATCH {rel} WITH {group}, count({other}) AS n WHERE n > 10 "
+                f"RETURN {group}.{_q(prop)} AS {_q(prop)}, n"
+            ),
+        )
+    return FewShotExample(
+        question=f"Which 3 {group_label} have the most {other_label}, and how many?",
+        cypher=(
+            f"MATCH {rel} RETURN {group}.{_q(prop)} AS {_q(prop)}, "
+            f"count({other}) AS count ORDER BY count DESC LIMIT 3"
+        ),
+    )
+
+
+def _largest_example(
+    index: GraphIndex, by_label: dict[str, LabelSchema], counts: dict[str, int]
+) -> FewShotExample | None:
+    """Example 6 of :func:`grounded_examples`: the entity with the largest value, and who it belongs to."""
+    numeric = sorted(
+        (kind != "FLOAT", -counts.get(label.label, 0), label.label, key)
+        for label in index.schema.labels
+        for key, kind in label.properties.items()
+        if kind in ("FLOAT", "INTEGER") and not key.lower().endswith("id")
+    )
+    type_count = {item.type: item.count for item in index.schema.relationship_types}
+    frequent = sorted(index.schema.patterns, key=lambda p: (-type_count.get(p.type, 0), p.type))
+    for _, _, label, key in numeric:
+        for p in frequent:
+            if label not in (p.source, p.target) or p.source == p.target:
+                continue
+            owner_is_source = p.target == label
+            owner = p.source if owner_is_source else p.target
+            prop = _display_property(by_label[owner]) if owner in by_label else None
+            if prop is None or not owner_is_source or not _names_entity(prop):
+                continue
+            return FewShotExample(
+                question=f"Which {owner} has the {label} with the largest {key}, and what is it?",
+                cypher=(
+                    f"MATCH (a:{_q(owner)})-[:{_q(p.type)}]->(b:{_q(label)}) "
+                    f"RETURN a.{_q(prop)} AS {_q(prop)}, b.{_q(key)} AS {_q(key)} "
+                    f"ORDER BY b.{_q(key)} DESC LIMIT 1"
+                ),
+            )
+    return None
 
 
 def _two_hop_example(
@@ -237,7 +322,17 @@ def _two_hop_example(
                 if prop is None:
                     continue
                 candidates.append(
-                    (-(weight_a + weight_b), center, type_a, label_a, out_a, type_b, label_b, out_b, prop)
+                    (
+                        -(weight_a + weight_b),
+                        center,
+                        type_a,
+                        label_a,
+                        out_a,
+                        type_b,
+                        label_b,
+                        out_b,
+                        prop,
+                    )
                 )
     if not candidates:
         return None

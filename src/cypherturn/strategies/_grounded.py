@@ -20,6 +20,8 @@ plain ``ras``):
   (deviation from Algorithm 2, measured against it in benchmarks/).
 - ``greedy``: attempt 1 decodes at temperature 0 (the model's most likely
   query); later attempts sample at the configured temperature.
+- ``link``: value linking: the stored values the question's words name are
+  listed under the question with their label and property key.
 - ``vote``: execution-based self-consistency (Wang et al. 2023, "Self-Consistency
   Improves Chain of Thought Reasoning", with answers compared by their rows as in
   execution-guided text-to-SQL decoding): a candidate that returns rows and passes
@@ -47,9 +49,12 @@ from cypherturn.grounding import (
     GraphIndex,
     apply_edits,
     check_query,
+    check_question,
     check_values,
     error_hint,
     graph_index,
+    link_values,
+    render_links,
     repair_query,
     schema_grammar,
 )
@@ -139,6 +144,8 @@ class GroundedStrategy:
             schema_text = index.schema_text(values=True)
             examples = grounded_examples(index) or examples
         base = prompts.initial_context(question, schema_text, examples)
+        if self.parts.link:
+            base = _with_text(base, render_links(link_values(question, index), index))
         grammar = self._grammar(model, index)
         context = list(base)
         notes: list[str] = []
@@ -148,7 +155,9 @@ class GroundedStrategy:
         for t in range(1, config.budget + 1):
             temperature = 0.0 if t == 1 and self.parts.greedy else config.temperature
             response = self._generate(model, context, config, t, grammar, temperature)
-            attempt, result = self._attempt(engine, index, t, len(context), response, config)
+            attempt, result = self._attempt(
+                engine, index, t, len(context), response, config, question
+            )
             attempt.grammar = grammar is not None
             attempt.temperature = temperature
             attempts.append(attempt)
@@ -252,6 +261,7 @@ class GroundedStrategy:
         context_messages: int,
         response: ChatResponse,
         config: StrategyConfig,
+        question: str,
     ) -> tuple[Attempt, QueryResult | None]:
         original = extract_cypher(response.text)
         query = original
@@ -261,6 +271,8 @@ class GroundedStrategy:
         else:
             report = self._check(query, index) if query else CheckReport(parsed=False)
         findings = list(report.findings) if self.parts.check else []
+        if self.parts.check and query:
+            findings += check_question(question, query)
         result: QueryResult | None = None
         error_class: ErrorClass | None = None
         error_message: str | None = None
@@ -372,11 +384,15 @@ def _attempt_notes(attempt: Attempt) -> list[str]:
     return notes
 
 
+def _with_text(base: list[ChatMessage], text: str) -> list[ChatMessage]:
+    """C0 with ``text`` appended to the question (the last user message); unchanged for ``""``."""
+    if not text:
+        return base
+    last = base[-1]
+    return [*base[:-1], ChatMessage(role=last.role, content=f"{last.content}\n\n{text}")]
+
+
 def _with_notes(base: list[ChatMessage], notes: list[str]) -> list[ChatMessage]:
     """C0 with the notes appended to the question (the last user message)."""
-    last = base[-1]
     body = "\n".join(f"- {note}" for note in notes)
-    return [
-        *base[:-1],
-        ChatMessage(role=last.role, content=f"{last.content}\n\n{NOTES_HEADER}\n{body}"),
-    ]
+    return _with_text(base, f"{NOTES_HEADER}\n{body}")

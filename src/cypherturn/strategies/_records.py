@@ -75,7 +75,9 @@ class StrategyConfig(BaseModel):
         return None if self.seed is None else self.seed + index - 1
 
 
-GROUNDING_PARTS = ("check", "values", "repair", "grammar", "select", "feedback", "greedy", "vote")
+GROUNDING_PARTS = (
+    "check", "values", "repair", "grammar", "select", "feedback", "greedy", "vote", "link",
+)  # fmt: skip
 """The parts of the grounded strategy ``ras+``, each switchable (``ras+:check,values``)."""
 
 
@@ -103,6 +105,10 @@ class GroundingParts(BaseModel):
             two return the same rows (or the budget ends), and return the largest group
             of candidates that agree (ties: the earliest). Records written before this
             part existed read it as on.
+        link: value linking: stored values that the question's words name are listed,
+            with their label or relationship type and property key, under the
+            question (:func:`cypherturn.grounding.link_values`). Records written
+            before this part existed read it as on.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -115,6 +121,7 @@ class GroundingParts(BaseModel):
     feedback: bool = True
     greedy: bool = True
     vote: bool = True
+    link: bool = True
 
     @classmethod
     def only(cls, names: list[str]) -> GroundingParts:

@@ -1,0 +1,138 @@
+"""The question checks and value linking, on the real engine and the packaged ask set."""
+
+from __future__ import annotations
+
+import pytest
+
+from cypherturn.experiments import load_ask_set
+from cypherturn.graph import GraphEngine
+from cypherturn.grounding import (
+    GraphIndex,
+    apply_edits,
+    check_question,
+    check_values,
+    link_values,
+    question_thresholds,
+    render_links,
+)
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        ("which manufacturers registered more than 500 cases?", [500.0]),
+        ("how many transactions were over 100k?", [100_000.0]),
+        ("who took part in at least three crimes?", [3.0]),
+        ("how many patients were older than 90?", [90.0]),
+        ("which areas have fewer than 2,000 crimes?", [2_000.0]),
+        ("how many crimes are still under investigation?", []),
+        ("what are the top 5 crime types?", []),
+    ],
+)
+def test_thresholds_the_question_states(question: str, expected: list[float]) -> None:
+    assert [number for _, number in question_thresholds(question)] == expected
+
+
+def test_a_limit_is_not_a_threshold() -> None:
+    question = "which manufacturers have registered more than 500 cases, and how many each?"
+    limited = (
+        "MATCH (m:Manufacturer)-[:REGISTERED]->(c:Case) "
+        "RETURN m.name AS name, count(c) AS n ORDER BY n DESC LIMIT 500"
+    )
+    (finding,) = check_question(question, limited)
+    assert finding.code == "question_threshold" and "LIMIT 500" in finding.message
+    filtered = (
+        "MATCH (m:Manufacturer)-[:REGISTERED]->(c:Case) "
+        "WITH m, count(c) AS n WHERE n > 500 RETURN m.name AS name, n"
+    )
+    assert check_question(question, filtered) == []
+    assert check_question(question, filtered.replace("n > 500", "n >= 501")) == []
+    assert check_question(question, filtered.replace("n > 500", "500 < n")) == []
+
+
+def test_a_limit_equal_to_the_threshold_cuts_the_answer() -> None:
+    question = "which people have been involved in more than three crimes, and in how many each?"
+    query = (
+        "MATCH (p:Person)-[:PARTY_TO]->(c:Crime) WITH p, count(c) AS n WHERE n > 3 "
+        "RETURN p.name AS name, n ORDER BY n DESC LIMIT 3"
+    )
+    (finding,) = check_question(question, query)
+    assert "LIMIT 3" in finding.message
+    assert check_question(question, query.replace(" LIMIT 3", "")) == []
+    # a top N the question asks for is no cut
+    top = "what are the 3 people with more than three crimes?"
+    assert check_question(top, query) == []
+
+
+def test_every_gold_of_the_ask_set_passes_the_question_check() -> None:
+    # the check must never flag a correct query: every packaged gold compares its threshold
+    questions = load_ask_set()
+    assert any(question_thresholds(q.question) for q in questions)
+    for q in questions:
+        assert check_question(q.question, q.gold) == [], q.id
+
+
+def test_links_name_the_label_and_key_that_store_a_question_word(index: GraphIndex) -> None:
+    links = link_values("how many burglaries did sergeants investigate?", index)
+    found = {(link.phrase, link.owner, link.key, link.value) for link in links}
+    assert ("burglaries", "Crime", "type", "Burglary") in found
+    assert ("sergeants", "Officer", "rank", "Sergeant") in found
+    text = render_links(links, index)
+    assert "(:Crime {type: 'Burglary'})" in text and "(:Officer {rank: 'Sergeant'})" in text
+
+
+def test_links_reach_relationship_properties_and_values_not_listed(
+    crime: GraphEngine, index: GraphIndex
+) -> None:
+    crime.write(
+        "UNWIND range(1, 40) AS i CREATE (:Person {name: 'p' + toString(i)})"
+        "-[:KNOWS {how: 'school ' + toString(i)}]->(:Person {name: 'q' + toString(i)})"
+    )
+    crime.write("MATCH (a:Person {name: 'Ada'}), (b:Person {name: 'Grace'}) "
+                "CREATE (a)-[:KNOWS {how: 'Chess Club'}]->(b)")  # fmt: skip
+    from cypherturn.grounding import graph_index
+
+    fresh = graph_index(crime)
+    assert not fresh.values[("KNOWS", "how")].complete
+    (link,) = [
+        link for link in link_values("who met at the chess club?", fresh) if link.owner == "KNOWS"
+    ]
+    assert (link.phrase, link.key, link.value, link.relationship) == (
+        "chess club", "how", "Chess Club", True,
+    )  # fmt: skip
+    assert "(:Person)-[:KNOWS {how: 'Chess Club'}]->(:Person)" in render_links([link], fresh)
+
+
+def test_no_links_for_words_the_graph_does_not_store(index: GraphIndex) -> None:
+    assert link_values("how many of them are there in total?", index) == []
+    assert render_links([], index) == ""
+
+
+def test_a_literal_that_adds_words_to_one_stored_value_is_repaired(
+    crime: GraphEngine, index: GraphIndex
+) -> None:
+    query = "MATCH (c:Crime) WHERE c.type IN ['Burglary 1', 'Burglary 2'] RETURN count(c) AS n"
+    assert crime.execute(query).rows == [[0]]
+    findings = check_values(query, index)
+    repaired, applied = apply_edits(query, findings)
+    assert len(applied) == 2
+    assert (
+        repaired == "MATCH (c:Crime) WHERE c.type IN ['Burglary', 'Burglary'] RETURN count(c) AS n"
+    )
+    assert crime.execute(repaired).rows == [[2]]
+    # a literal that shares only a partial word is not guessed
+    (partial,) = check_values("MATCH (c:Crime) WHERE c.type = 'Burgl' RETURN c", index)
+    assert partial.edit is None
+
+
+def test_a_value_stored_under_several_labels_keeps_the_one_the_question_names(
+    crime: GraphEngine,
+) -> None:
+    from cypherturn.grounding import graph_index
+
+    crime.write("CREATE (:Person {name: 'Jane', surname: 'Doe'})")
+    index = graph_index(crime)
+    both = {(link.owner, link.key) for link in link_values("who is jane?", index)}
+    assert both == {("Officer", "name"), ("Person", "name")}
+    named = {(link.owner, link.key) for link in link_values("which officer is jane?", index)}
+    assert named == {("Officer", "name")}
