@@ -276,3 +276,14 @@ def test_a_query_that_ignores_the_questions_threshold_is_not_the_answer(
     assert (
         "more than one" in model.calls[1][-1].content and limited not in model.calls[1][-1].content
     )
+
+
+def test_parts_can_be_named_by_what_is_dropped() -> None:
+    strategy = get_strategy("ras+:-vote,-greedy")
+    kept = [p for p in GROUNDING_PARTS if p not in ("vote", "greedy")]
+    assert strategy.name == "ras+:" + ",".join(kept)
+    assert get_strategy("ras+:" + ",".join(kept)).name == strategy.name
+    with pytest.raises(ConfigError, match="not both"):
+        get_strategy("ras+:check,-vote")
+    with pytest.raises(ConfigError, match="unknown ras\\+ part"):
+        get_strategy("ras+:-votes")

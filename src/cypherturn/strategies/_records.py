@@ -137,6 +137,24 @@ class GroundingParts(BaseModel):
             )
         return cls(**{part: part in names for part in GROUNDING_PARTS})
 
+    @classmethod
+    def parse(cls, options: str) -> GroundingParts:
+        """Parts from a strategy name's options: ``check,values`` (only those) or ``-vote,-greedy`` (all but those).
+
+        Raises:
+            ConfigError: an unknown part, or ``+`` and ``-`` forms mixed.
+        """
+        names = [p.strip() for p in options.split(",") if p.strip()]
+        dropped = [n[1:].strip() for n in names if n.startswith("-")]
+        if not dropped:
+            return cls.only(names)
+        if len(dropped) != len(names):
+            raise ConfigError(
+                f"ras+ parts {options!r}: list the parts to keep, or only parts to drop (-part), not both"
+            )
+        cls.only(dropped)  # validates the names
+        return cls.only([part for part in GROUNDING_PARTS if part not in dropped])
+
     def enabled(self) -> list[str]:
         """The names of the parts that are on, in :data:`GROUNDING_PARTS` order."""
         return [part for part in GROUNDING_PARTS if getattr(self, part)]

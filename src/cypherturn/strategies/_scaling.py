@@ -263,18 +263,18 @@ def _scaling(strategy: _ScalingStrategy) -> StrategyFactory:
 
 
 def _grounded(options: str | None, *, on_token: TokenCallback | None) -> Strategy:
-    """``ras+`` (every part on) or ``ras+:<part>,<part>`` (only those parts)."""
+    """``ras+`` (every part on), ``ras+:<part>,<part>`` (only those) or ``ras+:-<part>`` (all but those)."""
     from cypherturn.strategies._grounded import GroundedStrategy
     from cypherturn.strategies._records import GroundingParts
 
     if options is None:
         return GroundedStrategy(GroundingParts(), on_token=on_token)
-    parts = [p.strip() for p in options.split(",") if p.strip()]
-    return GroundedStrategy(GroundingParts.only(parts), on_token=on_token)
+    return GroundedStrategy(GroundingParts.parse(options), on_token=on_token)
 
 
 GROUNDED = "ras+"
-"""Name of the grounded strategy; ``ras+:<part>,<part>`` turns on only the listed parts."""
+"""Name of the grounded strategy; ``ras+:<part>,<part>`` turns on only the listed parts,
+``ras+:-<part>,-<part>`` every part but those (``ras+:-vote``)."""
 
 register_strategy(
     "single", _scaling(_ScalingStrategy(name="single", reflect=False, single_pass=True))
@@ -296,9 +296,10 @@ def get_strategy(name: str, *, on_token: TokenCallback | None = None) -> Strateg
             options. Built-ins: ``single`` (one attempt), ``is`` (Independent
             Scaling, Algorithm 1), ``ras`` (Reflection-Augmented Scaling,
             Algorithm 2), ``ras+`` (RAS grounded in the schema and the data,
-            every part on) or ``ras+:<part>[,<part>...]`` with only the listed
+            every part on), ``ras+:<part>[,<part>...]`` with only the listed
             parts on (parts: ``check``, ``values``, ``repair``, ``grammar``,
-            ``select``, ``feedback``, ...).
+            ``select``, ``feedback``, ``greedy``, ``vote``, ``link``), or
+            ``ras+:-<part>[,-<part>...]`` with every part but those.
         on_token: called with each generated piece of text, for streaming display.
 
     Returns:
