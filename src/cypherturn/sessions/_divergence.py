@@ -273,6 +273,12 @@ def text_divergences(turn_index: int, gold: str) -> list[AuditFinding]:
         tokens = tokenize(gold)
     except CypherParseError:
         return []
+    return _text_findings(turn_index, gold, parsed, tokens)
+
+
+def _text_findings(
+    turn_index: int, gold: str, parsed: ParsedQuery, tokens: Sequence[Token]
+) -> list[AuditFinding]:
     findings = _exists_findings(turn_index, tokens) + _union_findings(turn_index, parsed)
     for part in parsed.parts:
         hit = _filter_after_limit(turn_index, gold, part, tokens)
@@ -350,7 +356,17 @@ class DivergenceAuditor:
             self._indexed = {str(key) for row in rows for key in (row[1] or [])}
         return self._indexed
 
-    def _temporal_findings(self, turn_index: int, gold: str) -> list[AuditFinding]:
+    def _temporal_findings(
+        self, turn_index: int, gold: str, tokens: Sequence[Token]
+    ) -> list[AuditFinding]:
+        # the pitfall needs a component read, ``v.key.part``; the full check costs ~5 ms a query
+        chained = any(
+            tokens[i].is_punct(".") and tokens[i + 2].is_punct(".")
+            for i in range(len(tokens) - 3)
+            if tokens[i + 1].kind is TokenKind.NAME and tokens[i + 3].kind is TokenKind.NAME
+        )
+        if not chained:
+            return []
         pitfalls = [
             f
             for f in check_query(gold, graph_index(self.engine)).findings
@@ -372,11 +388,15 @@ class DivergenceAuditor:
                 ]
         return []
 
-    def integer_sum_columns(self, gold: str) -> list[int]:
+    def integer_sum_columns(self, gold: str, parsed: ParsedQuery | None = None) -> list[int]:
         """Columns of the final RETURN that are ``sum()`` over integer values only.
 
         Probes ``<gold up to its final RETURN> RETURN collect(<argument>)`` for each
         column that is exactly one ``sum(...)`` call.
+
+        Args:
+            gold: the query.
+            parsed: ``gold`` already parsed, when the caller has it.
 
         Returns:
             Column positions (0-based); empty for UNION queries and ``RETURN *``.
@@ -384,10 +404,11 @@ class DivergenceAuditor:
         Raises:
             QueryError: a probe failed.
         """
-        try:
-            parsed = parse_query(gold)
-        except CypherParseError:
-            return []
+        if parsed is None:
+            try:
+                parsed = parse_query(gold)
+            except CypherParseError:
+                return []
         final = parsed.parts[-1].final_projection if parsed.parts else None
         if parsed.is_union or final is None or final.star:
             return []
@@ -427,11 +448,11 @@ class DivergenceAuditor:
             tokens = tokenize(gold)
         except CypherParseError:
             return []
-        findings = text_divergences(turn_index, gold)
+        findings = _text_findings(turn_index, gold, parsed, tokens)
         findings += self._parallel_findings(turn_index, gold, parsed, tokens)
-        findings += self._temporal_findings(turn_index, gold)
+        findings += self._temporal_findings(turn_index, gold, tokens)
         if stored is not None and stored.rows:
-            for column in self.integer_sum_columns(gold):
+            for column in self.integer_sum_columns(gold, parsed):
                 if column < len(stored.columns) and any(
                     isinstance(row[column], float) for row in stored.rows
                 ):
