@@ -13,6 +13,7 @@ MODULES = [
     "cypherturn.sessions._format",
     "cypherturn.sessions._hints",
     "cypherturn.sessions._audit",
+    "cypherturn.sessions._divergence",
     "cypherturn.sessions._stats",
 ]
 
