@@ -64,7 +64,7 @@ from cypherturn.graph import QueryResult
 from cypherturn.metrics import ex_scores
 from cypherturn.models import ChatModel, load_model
 from cypherturn.records import config_changes
-from cypherturn.strategies import get_strategy
+from cypherturn.strategies import GROUNDING_PARTS, GroundingParts, get_strategy
 
 CONFIG_FILE = "config.json"
 RECORDS_FILE = "records.jsonl"
@@ -331,7 +331,7 @@ def summary_tables(
             hits = [r.ex_relaxed for r in by_run[run] if phenomenon in r.phenomena]
             row.append(f"{sum(hits) / len(hits):.2f}")
         per_phenomenon.append(row)
-    return [
+    tables = [
         ("Answer accuracy per model x strategy", ["model", "strategy", *HEADERS], overall),
         ("Per dataset", ["model", "strategy", "dataset", *HEADERS], per_dataset),
         (
@@ -339,6 +339,55 @@ def summary_tables(
             ["phenomenon", "questions", *(f"{m} {s}" for m, s in present)],
             per_phenomenon,
         ),
+    ]
+    ablation = ablation_rows(by_run, runs)
+    if ablation:
+        tables.insert(
+            1,
+            (
+                "ras+ ablation: each row drops the parts named (n = questions, same seeds)",
+                ["model", "ras+ without", "questions", "relaxed EX", "change", "mean attempts",
+                 "median s"],
+                ablation,
+            ),
+        )  # fmt: skip
+    return tables
+
+
+def ablation_rows(
+    by_run: dict[tuple[str, ...], list[AskRecord]], runs: Sequence[tuple[str, str]]
+) -> list[list[str]]:
+    """One row per ``ras+:<parts>`` run beside a full ``ras+`` run of the same model.
+
+    Returns:
+        ``[model, dropped parts, questions, relaxed EX, change from ras+, mean attempts,
+        median s]`` rows, the full ``ras+`` first (dropped: ``-``); empty when no model
+        has both.
+    """
+    rows: list[list[str]] = []
+    for model in dict.fromkeys(m for m, _ in runs):
+        full = by_run.get((model, "ras+"))
+        variants = [s for m, s in runs if m == model and s.startswith("ras+:") and (m, s) in by_run]
+        if not full or not variants:
+            continue
+        base = sum(r.ex_relaxed for r in full) / len(full)
+        rows.append([model, "-", *_ablation_figures(full, None)])
+        for strategy in variants:
+            kept = set(GroundingParts.parse(strategy.partition(":")[2]).enabled())
+            dropped = [p for p in GROUNDING_PARTS if p not in kept]
+            records = by_run[(model, strategy)]
+            rows.append([model, ", ".join(dropped) or "nothing", *_ablation_figures(records, base)])
+    return rows
+
+
+def _ablation_figures(records: Sequence[AskRecord], base: float | None) -> list[str]:
+    ex = sum(r.ex_relaxed for r in records) / len(records)
+    return [
+        str(len(records)),
+        f"{ex:.2f}",
+        "" if base is None else f"{ex - base:+.2f}",
+        f"{statistics.fmean(r.attempts for r in records):.1f}",
+        f"{statistics.median(r.seconds for r in records):.1f}",
     ]
 
 

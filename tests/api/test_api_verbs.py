@@ -20,7 +20,7 @@ from cypherturn.experiments import load_question_set as packaged_set
 from cypherturn.graph import EmbeddedFalkorDB, open_engine
 from cypherturn.records import ATTEMPTS_FILE, SCORES_FILE, TurnScore, read_jsonl
 from cypherturn.runner import SessionResult
-from cypherturn.sessions import Session, read_sessions
+from cypherturn.sessions import Session, read_official, read_sessions
 
 RELEASE = Path(__file__).parents[1] / "sessions" / "official"
 
@@ -90,13 +90,45 @@ def test_import_the_official_release(embedded_server: EmbeddedFalkorDB, tmp_path
     assert [len(s.turns) for s in result.sessions] == [6, 3]
     assert read_sessions(out) == result.sessions
     (report,) = result.reports
-    assert report.turns == 9 and report.reproduced + report.differs + report.errors == 9
+    assert report.turns == 9
+    assert report.reproduced + report.nondeterministic + report.differs + report.errors == 9
     unchecked = api.import_benchmark(api.BenchImportConfig(paths=[source], out=out, check=False))
-    assert unchecked.reports == [] and unchecked.sessions == result.sessions
+    assert unchecked.reports == []
+    # the checked import labels each turn; the sessions are otherwise the same
+    unlabelled = [
+        s.model_copy(
+            update={"turns": [t.model_copy(update={"import_check": None}) for t in s.turns]}
+        )
+        for s in result.sessions
+    ]
+    assert unchecked.sessions == unlabelled
     with pytest.raises(ConfigError, match="needs --check"):
         api.import_benchmark(api.BenchImportConfig(paths=[source], check=False, gold="engine"))
     with pytest.raises(ConfigError, match="official or engine"):
         api.import_benchmark(api.BenchImportConfig(paths=[source], gold="mine"))
+
+
+def test_engine_golds_keep_integer_sums(embedded_server: EmbeddedFalkorDB, tmp_path: Path) -> None:
+    source = RELEASE / "data" / "scenarios" / "tiny_sessions.json"
+    result = api.import_benchmark(
+        api.BenchImportConfig(paths=[source], out=tmp_path / "engine.jsonl", gold="engine")
+    )
+    (summed,) = [t for s in result.sessions for t in s.turns if "SUM(n.points)" in t.gold_cypher]
+    # FalkorDB returns the sum of integer points as a float; the stored gold is Neo4j's integer
+    ((total,),) = summed.gold_result.rows
+    assert isinstance(total, int) and not isinstance(total, bool)
+    # a gold the engine rejects keeps the released answer, and its label says why
+    ((owner, broken),) = [
+        (s.session_id, t)
+        for s in result.sessions
+        for t in s.turns
+        if "(n:Student WHERE" in t.gold_cypher
+    ]
+    assert broken.import_check is not None and broken.import_check.status == "error"
+    released = {
+        (s.session_id, t.turn_index): t.gold_result for s in read_official(source) for t in s.turns
+    }
+    assert broken.gold_result == released[(owner, broken.turn_index)]
 
 
 def test_qer_run_report_and_questions(embedded_server: EmbeddedFalkorDB, tmp_path: Path) -> None:

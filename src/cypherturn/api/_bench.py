@@ -15,7 +15,7 @@ from cypherturn import runner
 from cypherturn.agent import AgentGrounding
 from cypherturn.api._engines import bench_engines, official_graph_name
 from cypherturn.api._hooks import Status, quiet
-from cypherturn.errors import ConfigError, DatasetError
+from cypherturn.errors import ConfigError, DatasetError, QueryError
 from cypherturn.graph import GraphEngine, GraphSchema, open_engine
 from cypherturn.metrics import Scorer, score_run
 from cypherturn.models import ChatModel, load_model
@@ -27,6 +27,7 @@ from cypherturn.sessions import (
     DEFAULT_WORLDS,
     BenchmarkStats,
     BuildReport,
+    DivergenceAuditor,
     FileReport,
     GoldResult,
     Session,
@@ -306,10 +307,24 @@ def _official_engine(url: str | None, root: Path, graph: str) -> GraphEngine:
 
 
 def _with_engine_results(session: Session, target: GraphEngine) -> Session:
+    auditor = DivergenceAuditor(target)
     turns = []
     for turn in session.turns:
-        result = target.execute(turn.gold_cypher)
-        rows = result.rows if turn.gold_result.ordered else canonical_rows(result.rows)
+        try:
+            result = target.execute(turn.gold_cypher)
+        except QueryError:
+            turns.append(turn)  # the official answer stays; import_check records the error
+            continue
+        # FalkorDB sums integers into a float; the stored answer keeps Neo4j's integer
+        integral = set(auditor.integer_sum_columns(turn.gold_cypher))
+        rows = [
+            [
+                int(v) if i in integral and isinstance(v, float) and v.is_integer() else v
+                for i, v in enumerate(row)
+            ]
+            for row in result.rows
+        ]
+        rows = rows if turn.gold_result.ordered else canonical_rows(rows)
         stored = GoldResult(
             columns=list(result.columns), rows=rows, ordered=turn.gold_result.ordered
         )
