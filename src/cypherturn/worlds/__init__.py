@@ -10,15 +10,34 @@ from cypherturn.worlds._official import (
     read_official_graph,
     read_official_schema,
 )
-from cypherturn.worlds._registry import get_world, list_worlds, world_names
-from cypherturn.worlds._synthetic import PropertyType, SyntheticWorld, WorldSpec, check_conformance
+from cypherturn.worlds._registry import (
+    WorldFactory,
+    get_world,
+    list_worlds,
+    register_world,
+    registered_world,
+    unregister_world,
+    world_names,
+)
+from cypherturn.worlds._synthetic import (
+    GraphBuilder,
+    PropertyType,
+    SyntheticWorld,
+    WorldSpec,
+    check_conformance,
+    spread,
+)
+from cypherturn.worlds._world_data import WorldData, load_world_data
 
 __all__ = [
+    "GraphBuilder",
     "GraphFileHeader",
     "OfficialSchema",
     "PropertyType",
     "SyntheticWorld",
     "World",
+    "WorldData",
+    "WorldFactory",
     "WorldInfo",
     "WorldSpec",
     "check_conformance",
@@ -26,10 +45,15 @@ __all__ = [
     "list_worlds",
     "load_official_graph",
     "load_world",
+    "load_world_data",
     "parse_cypher_script",
     "read_graph_jsonl",
     "read_official_graph",
     "read_official_schema",
+    "register_world",
+    "registered_world",
+    "spread",
+    "unregister_world",
     "world_names",
     "write_graph_jsonl",
 ]

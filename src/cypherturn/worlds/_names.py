@@ -4,17 +4,35 @@ Every world draws its names here so that no real person, place or company
 appears in a generated graph (CypherTurn §2.1: "synthetic worlds, ensuring
 every correct answer must be derived from the graph itself"). Each *style* is a
 small syllable inventory with the phonology of its world (imperial, arcane,
-marine, stellar, celestial, harbour); names are an onset, an optional middle
-and a coda, so a few dozen syllables give thousands of distinct words.
-Uniqueness of identifying names is enforced by the graph builder, not here.
+marine, stellar, harbour); names are an onset, an optional middle and a coda,
+so a few dozen syllables give thousands of distinct words. The inventories and
+the shared lists (court names, common given names and surname parts) are data:
+``cypherturn/worlds/data/names.yaml``. Uniqueness of identifying names is
+enforced by the graph builder, not here.
 """
 
 from __future__ import annotations
 
 import random
 from dataclasses import dataclass
+from importlib import resources
 
-__all__ = ["ROMAN", "Style", "compound", "person", "pick", "roman", "word"]
+import yaml
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from cypherturn.errors import DatasetError
+
+__all__ = [
+    "LISTS",
+    "PERSON_STYLES",
+    "STYLES",
+    "Style",
+    "compound",
+    "person",
+    "pick",
+    "roman",
+    "word",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,479 +45,36 @@ class Style:
     middle_rate: float = 0.35
 
 
-IMPERIAL = Style(
-    onsets=(
-        "Aur",
-        "Val",
-        "Cass",
-        "Dom",
-        "Luc",
-        "Sev",
-        "Tib",
-        "Oct",
-        "Mar",
-        "Fla",
-        "Ser",
-        "Cor",
-        "Pra",
-        "Vel",
-        "Quin",
-        "Hor",
-        "Sal",
-        "Ter",
-        "Num",
-        "Ael",
-        "Cal",
-        "Ves",
-        "Arr",
-        "Bal",
-        "Cinn",
-        "Dec",
-        "Fab",
-        "Gall",
-        "Len",
-        "Pol",
-        "Rut",
-        "Stat",
-        "Tull",
-        "Varr",
-    ),
-    middles=("e", "i", "a", "o", "en", "ar", "il", "or", "ul", "an", "id"),
-    codas=(
-        "ia",
-        "ium",
-        "us",
-        "ara",
-        "ens",
-        "ona",
-        "ica",
-        "ix",
-        "um",
-        "ana",
-        "ora",
-        "ris",
-        "ax",
-        "ilia",
-        "entum",
-        "onus",
-    ),
-)
-ARCANE = Style(
-    onsets=(
-        "Ael",
-        "Bryn",
-        "Cael",
-        "Dra",
-        "Ely",
-        "Fen",
-        "Gwy",
-        "Isol",
-        "Lor",
-        "Mor",
-        "Thal",
-        "Vey",
-        "Zeph",
-        "Syl",
-        "Ery",
-        "Kael",
-        "Nym",
-        "Ori",
-        "Quel",
-        "Rha",
-        "Sor",
-        "Tam",
-        "Ul",
-        "Yse",
-    ),
-    middles=("a", "e", "i", "o", "ar", "en", "il", "yr", "ae", "ol"),
-    codas=(
-        "wen",
-        "dra",
-        "mir",
-        "ion",
-        "eth",
-        "ara",
-        "is",
-        "wyn",
-        "thas",
-        "riel",
-        "dor",
-        "nis",
-        "vel",
-        "dris",
-        "lune",
-        "ros",
-    ),
-)
-MARINE = Style(
-    onsets=(
-        "Cor",
-        "Mer",
-        "Thal",
-        "Ner",
-        "Pel",
-        "Aby",
-        "Kai",
-        "Ond",
-        "Sal",
-        "Tet",
-        "Naut",
-        "Mar",
-        "Ula",
-        "Bri",
-        "Lag",
-        "Cer",
-        "Hal",
-        "Ish",
-        "Mod",
-        "Sca",
-        "Tor",
-        "Vass",
-        "Wel",
-        "Zul",
-    ),
-    middles=("a", "e", "i", "o", "ae", "y", "ul", "en"),
-    codas=(
-        "is",
-        "ora",
-        "eus",
-        "ine",
-        "ax",
-        "yn",
-        "os",
-        "ara",
-        "ith",
-        "el",
-        "una",
-        "ea",
-        "oth",
-        "ari",
-        "ynx",
-        "ess",
-    ),
-)
-STELLAR = Style(
-    onsets=(
-        "Kep",
-        "Hal",
-        "Ves",
-        "Ori",
-        "Cyg",
-        "Tau",
-        "Lyr",
-        "Andr",
-        "Pho",
-        "Sol",
-        "Ery",
-        "Zan",
-        "Cas",
-        "Dra",
-        "Ix",
-        "Ny",
-        "Rig",
-        "Alt",
-        "Bel",
-        "Cen",
-        "Hesp",
-        "Mira",
-        "Pol",
-        "Thu",
-    ),
-    middles=("a", "e", "i", "o", "on", "ar", "el", "ir"),
-    codas=(
-        "ion",
-        "ara",
-        "is",
-        "on",
-        "ix",
-        "us",
-        "ea",
-        "ora",
-        "ani",
-        "eth",
-        "ar",
-        "yx",
-        "ova",
-        "ene",
-        "ax",
-        "os",
-    ),
-)
-CELESTIAL_GIVEN = (
-    "Xuan",
-    "Ling",
-    "Qian",
-    "Zhen",
-    "Yao",
-    "Bei",
-    "Cang",
-    "Dan",
-    "Feng",
-    "Gan",
-    "Hao",
-    "Jiu",
-    "Kuang",
-    "Liu",
-    "Miao",
-    "Nian",
-    "Ou",
-    "Pan",
-    "Qing",
-    "Rui",
-    "Shao",
-    "Tian",
-    "Wu",
-    "Xue",
-    "Yan",
-    "Zhao",
-    "An",
-    "Bao",
-    "Chao",
-    "Dian",
-    "Er",
-    "Fang",
-    "Gui",
-    "Hong",
-    "Jing",
-    "Lan",
-    "Mei",
-    "Ning",
-    "Ping",
-    "Rong",
-    "Song",
-    "Tao",
-    "Wei",
-    "Xin",
-    "Yun",
-    "Zi",
-)
-CELESTIAL_SECOND = (
-    "wei",
-    "tian",
-    "huan",
-    "ming",
-    "guang",
-    "luo",
-    "liu",
-    "feng",
-    "xiao",
-    "zhan",
-    "lin",
-    "qing",
-    "yin",
-    "he",
-    "sha",
-    "long",
-    "mei",
-    "lan",
-    "bo",
-    "yi",
-    "ren",
-    "zhou",
-    "yu",
-    "shan",
-)
-HARBOR = Style(
-    onsets=(
-        "Ald",
-        "Bras",
-        "Cord",
-        "Dwy",
-        "Elsp",
-        "Far",
-        "Gav",
-        "Har",
-        "Ith",
-        "Jos",
-        "Kel",
-        "Lyss",
-        "Mor",
-        "Nim",
-        "Os",
-        "Pry",
-        "Quil",
-        "Ros",
-        "Sel",
-        "Tess",
-        "Uld",
-        "Vald",
-        "Wyl",
-        "Yse",
-    ),
-    middles=("a", "e", "i", "o", "an", "er", "ol"),
-    codas=(
-        "ric",
-        "a",
-        "on",
-        "yn",
-        "ara",
-        "ick",
-        "is",
-        "ell",
-        "wen",
-        "ard",
-        "ina",
-        "eth",
-        "os",
-        "ane",
-        "us",
-        "ir",
-    ),
-)
-COMMON_GIVEN = (
-    "Ada",
-    "Bram",
-    "Cyra",
-    "Dax",
-    "Elio",
-    "Fenna",
-    "Galen",
-    "Hana",
-    "Ilya",
-    "Juno",
-    "Kiran",
-    "Lior",
-    "Mara",
-    "Niko",
-    "Orin",
-    "Pia",
-    "Quinn",
-    "Rhea",
-    "Soren",
-    "Tova",
-    "Ursa",
-    "Vale",
-    "Wren",
-    "Xan",
-    "Yara",
-    "Zev",
-    "Alba",
-    "Bex",
-    "Cato",
-    "Dara",
-    "Edda",
-    "Finn",
-    "Greta",
-    "Hugo",
-    "Ines",
-    "Jonah",
-    "Kaia",
-    "Leon",
-    "Mina",
-    "Nola",
-    "Otto",
-    "Petra",
-    "Remy",
-    "Saba",
-    "Teo",
-    "Uma",
-    "Vera",
-    "Wyatt",
-    "Yusuf",
-    "Zora",
-    "Arlo",
-    "Bea",
-    "Cleo",
-    "Dorian",
-    "Elsa",
-    "Felix",
-    "Gia",
-    "Hector",
-    "Isla",
-    "Jasper",
-    "Kira",
-    "Luca",
-    "Maeve",
-    "Nils",
-    "Opal",
-    "Piers",
-)
-COMMON_SURNAME_PARTS = (
-    (
-        "Ash",
-        "Brook",
-        "Cald",
-        "Dun",
-        "Eld",
-        "Fair",
-        "Glen",
-        "Hart",
-        "Ivy",
-        "Kings",
-        "Lang",
-        "Marsh",
-        "North",
-        "Oak",
-        "Pem",
-        "Red",
-        "Stan",
-        "Thorn",
-        "Under",
-        "West",
-        "Whit",
-        "York",
-        "Bell",
-        "Cres",
-    ),
-    (
-        "ford",
-        "wood",
-        "ley",
-        "ton",
-        "well",
-        "field",
-        "by",
-        "more",
-        "wick",
-        "combe",
-        "stead",
-        "holm",
-        "ridge",
-        "worth",
-        "bury",
-        "dale",
-        "gate",
-        "lowe",
-        "ham",
-        "shaw",
-    ),
-)
+class _NamesFile(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
+    styles: dict[str, dict[str, list[str]]]
+    lists: dict[str, list[str]]
+
+
+def _read() -> _NamesFile:
+    text = resources.files("cypherturn.worlds").joinpath("data", "names.yaml").read_text("utf-8")
+    try:
+        return _NamesFile.model_validate(yaml.safe_load(text))
+    except (yaml.YAMLError, ValidationError) as e:
+        raise DatasetError(f"world data names.yaml is malformed: {e}") from e
+
+
+_FILE = _read()
 STYLES: dict[str, Style] = {
-    "imperial": IMPERIAL,
-    "arcane": ARCANE,
-    "marine": MARINE,
-    "stellar": STELLAR,
-    "harbor": HARBOR,
+    name: Style(tuple(s["onsets"]), tuple(s["middles"]), tuple(s["codas"]))
+    for name, s in _FILE.styles.items()
 }
-
-ROMAN = (
-    "I",
-    "II",
-    "III",
-    "IV",
-    "V",
-    "VI",
-    "VII",
-    "VIII",
-    "IX",
-    "X",
-    "XI",
-    "XII",
-    "XIII",
-    "XIV",
-    "XV",
-    "XVI",
-    "XVII",
-    "XVIII",
-    "XIX",
-    "XX",
-    "XXI",
-    "XXII",
-    "XXIII",
-    "XXIV",
-    "XXV",
-)
+"""Style name -> syllable inventory, for :func:`word` and :func:`person`."""
+LISTS: dict[str, tuple[str, ...]] = {name: tuple(words) for name, words in _FILE.lists.items()}
+"""Shared word lists (``{pick:NAME}`` in any world's templates)."""
+PERSON_STYLES = ("common", "celestial")
+"""The styles :func:`person` knows beside :data:`STYLES`."""
+_CELESTIAL_GIVEN = LISTS["celestial_given"]
+_CELESTIAL_SECOND = LISTS["celestial_second"]
+_COMMON_GIVEN = LISTS["common_given"]
+_COMMON_SURNAME_PARTS = (LISTS["common_surname_first"], LISTS["common_surname_second"])
+_NUMERALS = ((10, "X"), (9, "IX"), (5, "V"), (4, "IV"), (1, "I"))
 
 
 def pick(rng: random.Random, options: tuple[str, ...]) -> str:
@@ -538,12 +113,18 @@ def person(rng: random.Random, style: str) -> str:
     words of the style.
     """
     if style == "common":
-        return f"{pick(rng, COMMON_GIVEN)} {compound(rng, *COMMON_SURNAME_PARTS)}"
+        return f"{pick(rng, _COMMON_GIVEN)} {compound(rng, *_COMMON_SURNAME_PARTS)}"
     if style == "celestial":
-        return pick(rng, CELESTIAL_GIVEN) + pick(rng, CELESTIAL_SECOND)
+        return pick(rng, _CELESTIAL_GIVEN) + pick(rng, _CELESTIAL_SECOND)
     return f"{word(rng, style)} {word(rng, style)}"
 
 
 def roman(number: int) -> str:
     """Roman numeral for 1..25 (legion and tome volume numbers); larger numbers stay Arabic."""
-    return ROMAN[number - 1] if 1 <= number <= len(ROMAN) else str(number)
+    if not 1 <= number <= 25:
+        return str(number)
+    digits = []
+    for value, numeral in _NUMERALS:
+        count, number = divmod(number, value)
+        digits.append(numeral * count)
+    return "".join(digits)

@@ -3,7 +3,9 @@
 A world is declared once, as data: its labels (with default counts, property
 keys, value types, value distributions and how often an optional property is
 missing) and its relationship patterns (with their property keys and types).
-The same declaration drives three things, so they cannot drift apart:
+The seven CypherTurn worlds read theirs from data files (``_world_data``,
+``data/<world>.yaml``); Fraud builds its :class:`WorldSpec` in code. The same
+declaration drives three things, so they cannot drift apart:
 
 * :class:`GraphBuilder` fills undeclared values from the declared draws, drops
   optional values at the declared rate and refuses any label, pattern, property
@@ -41,11 +43,6 @@ from cypherturn.graph import (
 from cypherturn.worlds._base import WorldInfo
 
 __all__ = [
-    "BOOL",
-    "DATE",
-    "FLT",
-    "INT",
-    "STR",
     "Draw",
     "GraphBuilder",
     "LabelDecl",
@@ -91,16 +88,6 @@ class PropertyType(StrEnum):
         if self is PropertyType.DATE:
             return isinstance(value, dt.date) and not isinstance(value, dt.datetime)
         return isinstance(value, str)
-
-
-STR, INT, FLT, BOOL, DATE = (
-    PropertyType.STRING,
-    PropertyType.INTEGER,
-    PropertyType.FLOAT,
-    PropertyType.BOOLEAN,
-    PropertyType.DATE,
-)
-"""Short names for the property types, used by the world declarations."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -568,7 +555,8 @@ def _property_problems(
 class SyntheticWorld:
     """Base of the generated worlds: ``build(seed, scale)`` is deterministic; ``path`` is ignored.
 
-    Subclasses set ``SPEC`` and implement :meth:`generate`. The declared schema's
+    Subclasses set ``SPEC`` (usually ``load_world_data(name).spec``) and implement
+    :meth:`generate`, the topology rules. The declared schema's
     counts are those of the default build (seed 0, scale 1.0), computed once per
     process; label sets, property types and patterns come from ``SPEC`` alone.
     """
