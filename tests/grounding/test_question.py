@@ -64,6 +64,52 @@ def test_a_limit_equal_to_the_threshold_cuts_the_answer() -> None:
     assert check_question(top, query) == []
 
 
+@pytest.mark.parametrize(
+    ("question", "query", "expected"),
+    [
+        (
+            "which manufacturers registered more than 500 cases, and how many each?",
+            "MATCH (m:Manufacturer)-[:REGISTERED]->(c:Case) "
+            "RETURN m.name, count(c) AS n ORDER BY n DESC LIMIT 500",
+            "MATCH (m:Manufacturer)-[:REGISTERED]->(c:Case) "
+            "WITH m.name AS name, count(c) AS n WHERE n > 500 RETURN name, n ORDER BY n DESC",
+        ),
+        (
+            "which people took part in at least 3 crimes?",
+            "MATCH (p:Person)-[:PARTY_TO]->(c:Crime) RETURN p, count(*) AS k LIMIT 3",
+            "MATCH (p:Person)-[:PARTY_TO]->(c:Crime) WITH p, count(*) AS k WHERE k >= 3 RETURN p, k",
+        ),
+        (
+            "which people took part in more than three crimes?",
+            "MATCH (p:Person)-[:PARTY_TO]->(c:Crime) WITH p, count(c) AS n WHERE n > 3 "
+            "RETURN p.name AS name, n ORDER BY n DESC LIMIT 3",
+            "MATCH (p:Person)-[:PARTY_TO]->(c:Crime) WITH p, count(c) AS n WHERE n > 3 "
+            "RETURN p.name AS name, n ORDER BY n DESC",
+        ),
+    ],
+)
+def test_threshold_repairs(question: str, query: str, expected: str) -> None:
+    repaired, applied = apply_edits(query, check_question(question, query))
+    assert [f.code for f in applied] == ["question_threshold"]
+    assert repaired == expected
+    assert check_question(question, repaired) == []
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        # two aggregates, a DISTINCT, an unaliased expression, a UNION: no rewrite
+        "MATCH (m)-[:R]->(c) RETURN m.name, count(c) AS n, sum(c.x) AS s ORDER BY n DESC LIMIT 500",
+        "MATCH (m)-[:R]->(c) RETURN DISTINCT m.name, count(c) AS n LIMIT 500",
+        "MATCH (m)-[:R]->(c) RETURN toUpper(m.name), count(c) AS n LIMIT 500",
+        "MATCH (m) RETURN m.name AS a, count(m) AS n LIMIT 500 UNION MATCH (m) RETURN m.name AS a, 1 AS n",
+    ],
+)
+def test_no_threshold_rewrite_where_it_is_not_mechanical(query: str) -> None:
+    (finding,) = check_question("which have more than 500 cases?", query)
+    assert finding.edit is None
+
+
 def test_every_gold_of_the_ask_set_passes_the_question_check() -> None:
     # the check must never flag a correct query: every packaged gold compares its threshold
     questions = load_ask_set()

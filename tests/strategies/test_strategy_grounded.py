@@ -246,36 +246,53 @@ def test_the_link_part_names_the_stored_values_the_question_mentions(crime: Grap
     assert "(:Crime {type: 'Burglary'})" not in unlinked.calls[0][-1].content
 
 
+THRESHOLD_QUESTION = "Which crime types have more than one person taking part, and how many each?"
+LIMITED = (
+    "MATCH (p:Person)-[:PARTY_TO]->(c:Crime) "
+    "RETURN c.type AS type, count(p) AS n ORDER BY n DESC LIMIT 1"
+)
+FILTERED = (
+    "MATCH (p:Person)-[:PARTY_TO]->(c:Crime) "
+    "WITH c.type AS type, count(p) AS n WHERE n > 1 RETURN type, n"
+)
+
+
 def test_a_query_that_ignores_the_questions_threshold_is_not_the_answer(
     crime: GraphEngine,
 ) -> None:
-    limited = (
-        "MATCH (p:Person)-[:PARTY_TO]->(c:Crime) "
-        "RETURN c.type AS type, count(p) AS n ORDER BY n DESC LIMIT 1"
-    )
-    filtered = (
-        "MATCH (p:Person)-[:PARTY_TO]->(c:Crime) "
-        "WITH c.type AS type, count(p) AS n WHERE n > 1 RETURN type, n"
-    )
-    model = ReplayChatModel([limited, limited, filtered, filtered])
+    model = ReplayChatModel([LIMITED, LIMITED, FILTERED, FILTERED])
     schema = graph_index(crime).schema_text()
-    result = get_strategy("ras+").run(
-        model,
-        crime,
-        "Which crime types have more than one person taking part, and how many each?",
-        schema,
-        StrategyConfig(budget=4, seed=0),
+    result = get_strategy("ras+:-repair").run(
+        model, crime, THRESHOLD_QUESTION, schema, StrategyConfig(budget=4, seed=0)
     )
     first, second, third, fourth = result.attempts
     assert first.verdict == second.verdict == "flagged"
     assert [f.code for f in first.findings] == ["question_threshold"]
     assert third.verdict == fourth.verdict == "answer" and fourth.votes == 2
-    assert result.final_query == filtered
+    assert result.final_query == FILTERED
     assert result.final_result is not None and result.final_result.rows == [["Burglary", 2]]
     # the note tells the next attempt why, without the failed query
-    assert (
-        "more than one" in model.calls[1][-1].content and limited not in model.calls[1][-1].content
+    note = model.calls[1][-1].content
+    assert "more than one" in note and LIMITED not in note
+
+
+def test_a_limit_written_for_the_threshold_is_repaired_into_the_filter(
+    crime: GraphEngine,
+) -> None:
+    model = ReplayChatModel([LIMITED, LIMITED])
+    schema = graph_index(crime).schema_text()
+    result = get_strategy("ras+").run(
+        model, crime, THRESHOLD_QUESTION, schema, StrategyConfig(budget=2, seed=0)
     )
+    first, second = result.attempts
+    assert first.original_query == LIMITED
+    assert first.query == (
+        "MATCH (p:Person)-[:PARTY_TO]->(c:Crime) "
+        "WITH c.type AS type, count(p) AS n WHERE n > 1 RETURN type, n ORDER BY n DESC"
+    )
+    assert [r.code for r in first.repairs] == ["question_threshold"]
+    assert first.verdict == "answer" and first.findings == [] and second.votes == 2
+    assert result.final_result is not None and result.final_result.rows == [["Burglary", 2]]
 
 
 def test_parts_can_be_named_by_what_is_dropped() -> None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from cypherturn.grounding._check import Finding
+from cypherturn.grounding._check import Edit, Finding
 
 __all__ = ["check_question", "question_thresholds"]
 
@@ -24,6 +24,15 @@ _NUMBER_WORDS = {
     "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "fifteen": 15, "twenty": 20,
     "thirty": 30, "fifty": 50, "hundred": 100,
 }  # fmt: skip
+
+_OPERATORS = {
+    "more than": ">", "greater than": ">", "older than": ">", "younger than": "<",
+    "longer than": ">", "larger than": ">", "bigger than": ">", "higher than": ">", "over": ">",
+    "above": ">", "exceeding": ">", "at least": ">=", "fewer than": "<", "less than": "<",
+    "lower than": "<", "smaller than": "<", "under": "<", "below": "<", "at most": "<=",
+    "no more than": "<=",
+}  # fmt: skip
+"""The comparison each comparative phrase asks for."""
 
 _COMPARATIVES = (
     "more than", "greater than", "older than", "younger than", "longer than", "larger than", "bigger than", "higher than", "over", "above",
@@ -90,21 +99,34 @@ def check_question(question: str, query: str) -> list[Finding]:
         query: the candidate Cypher.
 
     Returns:
-        One ``question_threshold`` finding per missing threshold (no edit: the
-        fix needs the query restructured), empty when every threshold is compared.
+        One ``question_threshold`` finding per missing threshold, empty when every
+        threshold is compared. Two carry an edit: a final ``LIMIT`` equal to the
+        threshold after the threshold is compared is dropped; a query whose final
+        ``LIMIT`` is the threshold and that aggregates one RETURN item is rewritten
+        to ``WITH items WHERE aggregate > threshold RETURN aliases`` (the
+        comparison the phrase asks for: ``>``, ``>=``, ``<`` or ``<=``).
     """
     compared = _compared_numbers(query)
     limits = {float(n) for n in re.findall(r"\bLIMIT\s+(\d+)", query, re.IGNORECASE)}
     thresholds = question_thresholds(question)
     findings: list[Finding] = []
-    outside = _PHRASE.sub(" ", question)
+    outside = _numbers_in(_PHRASE.sub(" ", question))
+    final = _final_limit(query)
     for phrase, number in thresholds:
         if (
             number in limits
-            and number not in _numbers_in(outside)
+            and number not in outside
             and {number, number - 1, number + 1} & compared
         ):
             shown = f"{number:g}"
+            edit = None
+            if final is not None and final[2] == number:
+                edit = Edit(
+                    start=final[0],
+                    end=final[1],
+                    replacement="",
+                    reason=f"the question asks for every row {phrase}, not the first {shown}",
+                )
             findings.append(
                 Finding(
                     code="question_threshold",
@@ -112,6 +134,7 @@ def check_question(question: str, query: str) -> list[Finding]:
                         f"the question asks for every row with {phrase!r}, but LIMIT {shown} "
                         f"keeps only {shown} of them; drop the LIMIT"
                     ),
+                    edit=edit,
                 )
             )
     for phrase, number in thresholds:
@@ -119,11 +142,111 @@ def check_question(question: str, query: str) -> list[Finding]:
             continue
         shown = f"{number:g}"
         message = f"the question asks for {phrase!r}, but the query compares nothing with {shown}"
+        edit = None
         if number in limits:
             message += f": LIMIT {shown} keeps {shown} rows, it does not filter them"
+            operator = _OPERATORS[_PHRASE.match(phrase).group(1).lower()]  # type: ignore[union-attr]
+            edit = _limit_as_filter(query, number, operator, phrase)
         message += (
             f"; filter with WHERE, on an aggregate through WITH "
             f"(WITH x, count(y) AS n WHERE n > {shown} RETURN x, n)"
         )
-        findings.append(Finding(code="question_threshold", message=message))
+        findings.append(Finding(code="question_threshold", message=message, edit=edit))
     return findings
+
+
+_AGGREGATE = re.compile(r"^(count|sum|avg|min|max)\s*\(", re.IGNORECASE)
+_ALIASED = re.compile(
+    r"^(?P<expr>.+?)\s+AS\s+(?P<alias>[A-Za-z_][A-Za-z0-9_]*)$", re.IGNORECASE | re.S
+)
+_PROPERTY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\.(?P<key>[A-Za-z_][A-Za-z0-9_]*)$")
+
+
+def _final_limit(query: str) -> tuple[int, int, float] | None:
+    """``(start, end, number)`` of a ``LIMIT n`` that ends the query (its leading space included)."""
+    m = re.search(r"\s+LIMIT\s+(\d+)\s*;?\s*$", query, re.IGNORECASE)
+    return (m.start(), m.end(), float(m.group(1))) if m else None
+
+
+def _split_items(body: str) -> list[str] | None:
+    """Top-level comma-separated items, or ``None`` when brackets or quotes do not balance."""
+    items, depth, quote, start = [], 0, "", 0
+    for i, ch in enumerate(body):
+        if quote:
+            quote = "" if ch == quote and body[i - 1] != "\\" else quote
+        elif ch in "'\"`":
+            quote = ch
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            items.append(body[start:i].strip())
+            start = i + 1
+    if depth or quote:
+        return None
+    items.append(body[start:].strip())
+    return items
+
+
+def _limit_as_filter(query: str, number: float, operator: str, phrase: str) -> Edit | None:
+    """The edit that turns ``RETURN x, count(y) AS n ORDER BY n DESC LIMIT 500`` into a filter.
+
+    ``WITH x, count(y) AS n WHERE n > 500 RETURN x, n ORDER BY n DESC``, for a
+    query whose one RETURN (no UNION, no DISTINCT) ends with ``LIMIT number``
+    and has exactly one aggregate item; a property item without an alias gets
+    its key as alias (``p.name AS name``). Anything else: ``None``.
+    """
+    final = _final_limit(query)
+    returns = [m for m in re.finditer(r"\bRETURN\b", query, re.IGNORECASE)]
+    if final is None or final[2] != number or len(returns) != 1:
+        return None
+    if re.search(r"\bUNION\b", query, re.IGNORECASE):
+        return None
+    head = returns[0]
+    tail = query[head.end() : final[0]]
+    order = re.search(r"\bORDER\s+BY\b", tail, re.IGNORECASE)
+    body = tail[: order.start()] if order else tail
+    if re.match(r"\s*DISTINCT\b", body, re.IGNORECASE):
+        return None
+    items = _split_items(body.strip())
+    if not items or any(not item for item in items):
+        return None
+    projected: list[tuple[str, str]] = []
+    for item in items:
+        aliased = _ALIASED.match(item)
+        if aliased:
+            projected.append((aliased.group("expr").strip(), aliased.group("alias")))
+            continue
+        prop = _PROPERTY.match(item)
+        if prop:
+            projected.append((item, prop.group("key")))
+        elif re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", item):
+            projected.append((item, item))
+        else:
+            return None
+    aggregates = [alias for expr, alias in projected if _AGGREGATE.match(expr)]
+    aliases = [alias for _, alias in projected]
+    if len(aggregates) != 1 or len(set(aliases)) != len(aliases):
+        return None
+    order_text = ""
+    if order:
+        order_text = tail[order.start() :].strip()
+        keys = re.sub(
+            r"\b(ORDER\s+BY|ASC|DESC|ASCENDING|DESCENDING)\b", " ", order_text, flags=re.I
+        )
+        if any(k.strip() not in aliases for k in keys.split(",")):
+            order_text = ""  # ordered by an expression the new RETURN cannot see
+    items_text = ", ".join(
+        expr if expr == alias else f"{expr} AS {alias}" for expr, alias in projected
+    )
+    replacement = (
+        f"WITH {items_text} WHERE {aggregates[0]} {operator} {number:g} "
+        f"RETURN {', '.join(aliases)}" + (f" {order_text}" if order_text else "")
+    )
+    return Edit(
+        start=head.start(),
+        end=final[1],
+        replacement=replacement,
+        reason=f"the question asks for {phrase!r}; LIMIT {number:g} was that threshold",
+    )

@@ -271,8 +271,17 @@ class GroundedStrategy:
         else:
             report = self._check(query, index) if query else CheckReport(parsed=False)
         findings = list(report.findings) if self.parts.check else []
-        if self.parts.check and query:
-            findings += check_question(question, query)
+        if (self.parts.check or self.parts.repair) and query:
+            asked = check_question(question, query)
+            if self.parts.repair:
+                repaired, applied = apply_edits(query, asked)
+                if applied:
+                    recheck = repair_query(repaired, index)
+                    query, repairs = recheck[0], [*repairs, *applied, *recheck[1]]
+                    findings = list(recheck[2].findings) if self.parts.check else []
+                    asked = check_question(question, query)
+            if self.parts.check:
+                findings += asked
         result: QueryResult | None = None
         error_class: ErrorClass | None = None
         error_message: str | None = None
