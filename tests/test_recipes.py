@@ -105,9 +105,9 @@ def toy_shop_class(data_file: Path) -> type[SyntheticWorld]:
         SPEC = spec
 
         def generate(self, rng: random.Random, scale: float, source: str) -> GraphData:
-            b = self.builder(rng, source)
-            shelves = [b.node("Shelf") for _ in range(spec.count("Shelf", scale))]
-            for shelf in spread(rng, shelves, spec.count("Toy", scale)):
+            b = self.builder(rng, source, scale)
+            shelves = [b.node("Shelf") for _ in range(b.count("Shelf"))]
+            for shelf in spread(rng, shelves, b.count("Toy")):
                 b.rel("ON", b.node("Toy"), shelf, row=rng.randint(1, 4))
             return b.finish(spec.info.name)
 

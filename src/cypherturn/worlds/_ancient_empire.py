@@ -41,15 +41,14 @@ class AncientEmpire(SyntheticWorld):
 
     def generate(self, rng: random.Random, scale: float, source: str) -> GraphData:
         """Build empires, their provinces and cities, legions, citizens, resources and monuments."""
-        b = self.builder(rng, source)
-        count = lambda label: SPEC.count(label, scale)  # noqa: E731
+        b = self.builder(rng, source, scale)
 
-        empires = [b.node("Empire") for _ in range(count("Empire"))]
+        empires = [b.node("Empire") for _ in range(b.count("Empire"))]
         power = [rng.paretovariate(1.3) for _ in empires]
 
         provinces: list[int] = []
         owner: dict[int, int] = {}
-        for empire in spread(rng, empires, count("Province"), power):
+        for empire in spread(rng, empires, b.count("Province"), power):
             population = lognormal_int(180_000, 0.7, low=8_000, step=100)(rng)
             since = b.get(empire, "founding_year") + rng.randint(0, 220)
             province = b.node(
@@ -66,7 +65,7 @@ class AncientEmpire(SyntheticWorld):
         cities: list[int] = []
         home: dict[int, int] = {}
         capitals: set[int] = set()
-        for province in spread(rng, provinces, count("City")):
+        for province in spread(rng, provinces, b.count("City")):
             city = b.node("City")
             is_capital = province not in capitals
             capitals.add(province)
@@ -74,7 +73,7 @@ class AncientEmpire(SyntheticWorld):
             cities.append(city)
             home[city] = province
 
-        citizens = [b.node("Citizen") for _ in range(count("Citizen"))]
+        citizens = [b.node("Citizen") for _ in range(b.count("Citizen"))]
         city_weight = [float(b.get(c, "population")) for c in cities]
         for citizen, city in zip(
             citizens, spread(rng, cities, len(citizens), city_weight), strict=True
@@ -82,9 +81,9 @@ class AncientEmpire(SyntheticWorld):
             born = b.get(citizen, "birth_year")
             b.rel("LIVES_IN", citizen, city, since_year=born + rng.randint(0, 40))
 
-        self._legions(b, rng, count("Legion"), cities, home, owner, empires, provinces, citizens)
-        self._resources(b, rng, count("Resource"), provinces)
-        self._monuments(b, rng, count("Monument"), empires, power, cities, home, owner)
+        self._legions(b, rng, b.count("Legion"), cities, home, owner, empires, provinces, citizens)
+        self._resources(b, rng, b.count("Resource"), provinces)
+        self._monuments(b, rng, b.count("Monument"), empires, power, cities, home, owner)
         return b.finish(SPEC.info.name)
 
     @staticmethod

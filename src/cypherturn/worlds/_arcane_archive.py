@@ -40,22 +40,21 @@ class ArcaneArchive(SyntheticWorld):
 
     def generate(self, rng: random.Random, scale: float, source: str) -> GraphData:
         """Build the institution chain, plan the citation network, then the tomes and their edges."""
-        b = self.builder(rng, source)
-        count = lambda label: SPEC.count(label, scale)  # noqa: E731
+        b = self.builder(rng, source, scale)
 
-        n_sanctums = count("Sanctum")
+        n_sanctums = b.count("Sanctum")
         order = list(range(1, n_sanctums + 1))
         rng.shuffle(order)
         sanctums = [b.node("Sanctum", prestige_rank=rank) for rank in order]
         scriptoria = []
-        for sanctum in spread(rng, sanctums, count("Scriptorium")):
+        for sanctum in spread(rng, sanctums, b.count("Scriptorium")):
             established = b.get(sanctum, "founding_year") + rng.randint(20, 400)
             scriptorium = b.node("Scriptorium", established_year=established)
             b.rel("AFFILIATED_WITH", scriptorium, sanctum, since_year=established)
             scriptoria.append(scriptorium)
         for scriptorium, endowment in zip(
-            spread(rng, scriptoria, count("Endowment")),
-            (b.node("Endowment") for _ in range(count("Endowment"))),
+            spread(rng, scriptoria, b.count("Endowment")),
+            (b.node("Endowment") for _ in range(b.count("Endowment"))),
             strict=True,
         ):
             b.rel(
@@ -65,7 +64,7 @@ class ArcaneArchive(SyntheticWorld):
                 allocated_gold=round(b.get(endowment, "gold_pieces") * rng.uniform(0.1, 0.6)),
             )
         scholars = []
-        for scriptorium in spread(rng, scriptoria, count("Scholar")):
+        for scriptorium in spread(rng, scriptoria, b.count("Scholar")):
             rank = rng.choices(_RANKS, weights=(0.35, 0.35, 0.22, 0.08))[0]
             scholar = b.node("Scholar", rank=rank, arcane_level=rng.randint(*_RANK_LEVEL[rank]))
             b.rel(
@@ -78,7 +77,7 @@ class ArcaneArchive(SyntheticWorld):
                 + rng.randint(0, 6),
             )
             scholars.append(scholar)
-        self._tomes(b, rng, count("Tome"), count("Conclave"), scholars)
+        self._tomes(b, rng, b.count("Tome"), b.count("Conclave"), scholars)
         return b.finish(SPEC.info.name)
 
     @staticmethod

@@ -43,21 +43,20 @@ class CelestialCourt(SyntheticWorld):
 
     def generate(self, rng: random.Random, scale: float, source: str) -> GraphData:
         """Build the administrative units, then the chains of command and the decrees."""
-        b = self.builder(rng, source)
-        count = lambda label: SPEC.count(label, scale)  # noqa: E731
+        b = self.builder(rng, source, scale)
 
-        ministries = [b.node("Ministry") for _ in range(count("Ministry"))]
+        ministries = [b.node("Ministry") for _ in range(b.count("Ministry"))]
         bureaus = []
-        for ministry in spread(rng, ministries, count("Bureau")):
+        for ministry in spread(rng, ministries, b.count("Bureau")):
             bureau = b.node("Bureau")
             b.rel("OVERSEES", ministry, bureau)
             bureaus.append(bureau)
         prefectures = []
-        for index, bureau in enumerate(spread(rng, bureaus, count("Prefecture"))):
+        for index, bureau in enumerate(spread(rng, bureaus, b.count("Prefecture"))):
             prefecture = b.node("Prefecture", administrative_code=1001 + index)
             b.rel("BELONGS_TO", prefecture, bureau)
             prefectures.append(prefecture)
-        for bureau in spread(rng, bureaus, count("Province")):
+        for bureau in spread(rng, bureaus, b.count("Province")):
             province = b.node("Province")
             b.rel(
                 "ADMINISTERS",
@@ -66,8 +65,8 @@ class CelestialCourt(SyntheticWorld):
                 appointment_year=rng.randint(1200, _PRESENT),
                 annual_tribute=round(b.get(province, "tribute_gold") * rng.uniform(0.3, 0.9)),
             )
-        officials = self._officials(b, rng, count("Official"), ministries, prefectures)
-        self._decrees(b, rng, count("Decree"), ministries, officials)
+        officials = self._officials(b, rng, b.count("Official"), ministries, prefectures)
+        self._decrees(b, rng, b.count("Decree"), ministries, officials)
         return b.finish(SPEC.info.name)
 
     @staticmethod

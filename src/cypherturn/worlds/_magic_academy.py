@@ -59,14 +59,13 @@ class MagicAcademy(SyntheticWorld):
 
     def generate(self, rng: random.Random, scale: float, source: str) -> GraphData:
         """Build houses, professors and their courses, students and their enrolments."""
-        b = self.builder(rng, source)
-        count = lambda label: SPEC.count(label, scale)  # noqa: E731
+        b = self.builder(rng, source, scale)
 
-        houses = [b.node("House") for _ in range(count("House"))]
+        houses = [b.node("House") for _ in range(b.count("House"))]
         professors = []
         subjects = list(_SUBJECTS)
         rng.shuffle(subjects)
-        for index in range(count("Professor")):
+        for index in range(b.count("Professor")):
             subject = subjects[index % len(subjects)]
             professors.append(b.node("Professor", subject=subject))
         house_of: dict[int, int] = {}
@@ -78,9 +77,9 @@ class MagicAcademy(SyntheticWorld):
             b.rel("HEADS_HOUSE" if head else "FELLOW_OF", professor, house, since_year=since)
             house_of[professor] = house
 
-        courses, teachers = self._courses(b, rng, count("Course"), professors)
-        self._students(b, rng, count("Student"), houses, courses, teachers, house_of)
-        self._creatures_and_spells(b, rng, count("Creature"), count("Spell"), courses)
+        courses, teachers = self._courses(b, rng, b.count("Course"), professors)
+        self._students(b, rng, b.count("Student"), houses, courses, teachers, house_of)
+        self._creatures_and_spells(b, rng, b.count("Creature"), b.count("Spell"), courses)
         return b.finish(SPEC.info.name)
 
     @staticmethod

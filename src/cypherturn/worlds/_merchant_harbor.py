@@ -23,6 +23,7 @@ from cypherturn.worlds._synthetic import (
     GraphBuilder,
     SyntheticWorld,
     lognormal_int,
+    prefer,
     spread,
 )
 from cypherturn.worlds._world_data import load_world_data
@@ -46,11 +47,10 @@ class MerchantHarbor(SyntheticWorld):
 
     def generate(self, rng: random.Random, scale: float, source: str) -> GraphData:
         """Build territories, traders, storehouses and cargo, then the invoices around them."""
-        b = self.builder(rng, source)
-        count = lambda label: SPEC.count(label, scale)  # noqa: E731
+        b = self.builder(rng, source, scale)
 
-        territories = [b.node("Territory") for _ in range(count("Territory"))]
-        traders = [b.node("Trader") for _ in range(count("Trader"))]
+        territories = [b.node("Territory") for _ in range(b.count("Territory"))]
+        traders = [b.node("Trader") for _ in range(b.count("Trader"))]
         links = spread(rng, territories, max(len(territories), round(len(traders) * 1.4)))
         seen: set[tuple[int, int]] = set()
         for trader, territory in zip(spread(rng, traders, len(links)), links, strict=True):
@@ -65,7 +65,7 @@ class MerchantHarbor(SyntheticWorld):
                 license_fee=lognormal_int(150, 0.6, step=5)(rng),
             )
         storehouses = []
-        for territory in spread(rng, territories, count("Storehouse")):
+        for territory in spread(rng, territories, b.count("Storehouse")):
             store = b.node("Storehouse", territory=b.get(territory, "name"))
             b.rel("DOCKED_IN", store, territory, berths=rng.randint(1, 12))
             storehouses.append(store)
@@ -76,8 +76,8 @@ class MerchantHarbor(SyntheticWorld):
         supplied: dict[int, list[int]] = {}
         categories = list(_GOODS)
         for trader, store in zip(
-            spread(rng, traders, count("Cargo")),
-            spread(rng, storehouses, count("Cargo")),
+            spread(rng, traders, b.count("Cargo")),
+            spread(rng, storehouses, b.count("Cargo")),
             strict=True,
         ):
             category = categories[rng.randrange(len(categories))]
@@ -110,12 +110,12 @@ class MerchantHarbor(SyntheticWorld):
             holders.setdefault(cargo, []).append(store)
 
         buyers = []
-        for territory in spread(rng, territories, count("Buyer")):
+        for territory in spread(rng, territories, b.count("Buyer")):
             buyers.append(b.node("Buyer", territory=b.get(territory, "name")))
         self._invoices(
             b,
             rng,
-            count("Invoice"),
+            b.count("Invoice"),
             traders,
             buyers,
             storehouses,
@@ -147,12 +147,7 @@ class MerchantHarbor(SyntheticWorld):
         ):
             own = supplied.get(trader, [])
             lines = rng.choice((1, 1, 2))
-            items = [
-                own[rng.randrange(len(own))]
-                if own and rng.random() < 0.8
-                else cargos[rng.randrange(len(cargos))]
-                for _ in range(lines)
-            ]
+            items = [prefer(rng, own, cargos, 0.8) for _ in range(lines)]
             items = list(dict.fromkeys(items))
             priced = [
                 (cargo, rng.randint(1, 60), round(cost[cargo] * rng.uniform(1.15, 2.1), 2))

@@ -21,6 +21,7 @@ from cypherturn.worlds._synthetic import (
     SyntheticWorld,
     beta_float,
     lognormal_int,
+    prefer,
     spread,
 )
 from cypherturn.worlds._world_data import load_world_data
@@ -42,12 +43,11 @@ class OceanKingdom(SyntheticWorld):
 
     def generate(self, rng: random.Random, scale: float, source: str) -> GraphData:
         """Build kingdoms and cities, then the three sub-graphs and their reconverging edges."""
-        b = self.builder(rng, source)
-        count = lambda label: SPEC.count(label, scale)  # noqa: E731
+        b = self.builder(rng, source, scale)
 
-        kingdoms = [b.node("Kingdom") for _ in range(count("Kingdom"))]
+        kingdoms = [b.node("Kingdom") for _ in range(b.count("Kingdom"))]
         cities = []
-        for kingdom in spread(rng, kingdoms, count("City")):
+        for kingdom in spread(rng, kingdoms, b.count("City")):
             city = b.node("City")
             b.rel(
                 "GOVERNS",
@@ -58,11 +58,11 @@ class OceanKingdom(SyntheticWorld):
             )
             cities.append(city)
 
-        creatures_of = self._creatures(b, rng, count("Creature"), count("Artifact"), cities)
+        creatures_of = self._creatures(b, rng, b.count("Creature"), b.count("Artifact"), cities)
         weights = [float(b.get(c, "population")) for c in cities]
         citizens = []
         home: dict[int, int] = {}
-        for city in spread(rng, cities, count("Citizen"), weights):
+        for city in spread(rng, cities, b.count("Citizen"), weights):
             citizen = b.node("Citizen")
             b.rel(
                 "RESIDENT_OF",
@@ -92,7 +92,7 @@ class OceanKingdom(SyntheticWorld):
                 since_year=rng.randint(990, 1021),
             )
 
-        self._treasures(b, rng, count("Treasure"), cities, citizens, home)
+        self._treasures(b, rng, b.count("Treasure"), cities, citizens, home)
         return b.finish(SPEC.info.name)
 
     @staticmethod
@@ -143,11 +143,7 @@ class OceanKingdom(SyntheticWorld):
             if rng.random() < 0.2:
                 continue  # discoverer lost to history
             local = residents.get(city, [])
-            finder = (
-                local[rng.randrange(len(local))]
-                if local and rng.random() < 0.6
-                else citizens[rng.randrange(len(citizens))]
-            )
+            finder = prefer(rng, local, citizens, 0.6)
             b.rel(
                 "DISCOVERED",
                 finder,

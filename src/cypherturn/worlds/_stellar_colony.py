@@ -18,6 +18,7 @@ from cypherturn.worlds._synthetic import (
     GraphBuilder,
     SyntheticWorld,
     lognormal_int,
+    prefer,
     spread,
 )
 from cypherturn.worlds._world_data import load_world_data
@@ -38,13 +39,12 @@ class StellarColony(SyntheticWorld):
 
     def generate(self, rng: random.Random, scale: float, source: str) -> GraphData:
         """Build the settlement tree, cities and citizens, resources, factions and alliances."""
-        b = self.builder(rng, source)
-        count = lambda label: SPEC.count(label, scale)  # noqa: E731
+        b = self.builder(rng, source, scale)
 
-        colonies = self._settle(b, rng, count("Colony"))
+        colonies = self._settle(b, rng, b.count("Colony"))
         colony_of: dict[int, int] = {}
         cities = []
-        for colony in spread(rng, colonies, count("City")):
+        for colony in spread(rng, colonies, b.count("City")):
             city = b.node("City")
             b.rel("HAS_CITY", colony, city)
             cities.append(city)
@@ -52,7 +52,7 @@ class StellarColony(SyntheticWorld):
         citizens = []
         home_colony: dict[int, int] = {}
         for city in spread(
-            rng, cities, count("Citizen"), [float(b.get(c, "population")) for c in cities]
+            rng, cities, b.count("Citizen"), [float(b.get(c, "population")) for c in cities]
         ):
             citizen = b.node("Citizen")
             b.rel(
@@ -64,7 +64,7 @@ class StellarColony(SyntheticWorld):
             citizens.append(citizen)
             home_colony[citizen] = colony_of[city]
 
-        produced = self._resources(b, rng, count("Resource"), colonies)
+        produced = self._resources(b, rng, b.count("Resource"), colonies)
         for citizen in citizens:
             local = produced.get(home_colony[citizen], [])
             if local and rng.random() < 0.3:
@@ -74,7 +74,7 @@ class StellarColony(SyntheticWorld):
                     local[rng.randrange(len(local))],
                     shifts_per_week=rng.randint(1, 6),
                 )
-        self._factions(b, rng, count("Faction"), colonies, citizens, home_colony)
+        self._factions(b, rng, b.count("Faction"), colonies, citizens, home_colony)
         return b.finish(SPEC.info.name)
 
     @staticmethod
@@ -165,11 +165,7 @@ class StellarColony(SyntheticWorld):
             if rng.random() >= 0.85:
                 continue
             local = hosted.get(home_colony[citizen], [])
-            faction = (
-                local[rng.randrange(len(local))]
-                if local and rng.random() < 0.6
-                else factions[rng.randrange(len(factions))]
-            )
+            faction = prefer(rng, local, factions, 0.6)
             earliest = max(b.get(faction, "founded_year"), b.get(citizen, "birth_year") + 16)
             b.rel(
                 "BELONGS_TO",

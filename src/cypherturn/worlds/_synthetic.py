@@ -24,11 +24,11 @@ import datetime as dt
 import math
 import random
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 from cypherturn.errors import ConfigError, DatasetError
 from cypherturn.graph import (
@@ -60,10 +60,12 @@ __all__ = [
     "normal_float",
     "normal_int",
     "one_of",
+    "prefer",
     "spread",
     "uniform_int",
 ]
 
+T = TypeVar("T")
 Draw = Callable[[random.Random], Any]
 """A value distribution: takes the world's generator, returns one property value."""
 
@@ -316,6 +318,18 @@ def spread(
     return chosen
 
 
+def prefer(rng: random.Random, local: Sequence[T], others: Sequence[T], probability: float) -> T:
+    """One of ``local`` with ``probability`` (when there is any), else one of ``others``.
+
+    The generators' "mostly the nearby one" rule: a citizen finds treasure in
+    its own city, joins a faction of its own colony, sells its own cargo. No
+    draw is spent on the probability when ``local`` is empty.
+    """
+    if local and rng.random() < probability:
+        return local[rng.randrange(len(local))]
+    return others[rng.randrange(len(others))]
+
+
 def _accumulate(weights: tuple[float, ...]) -> Iterable[float]:
     total = 0.0
     for weight in weights:
@@ -337,11 +351,15 @@ class GraphBuilder:
         spec: the world's declaration.
         rng: the build's only source of randomness.
         source: provenance text stored on the :class:`GraphData`.
+        scale: the build's size multiplier, for :meth:`count`.
     """
 
-    def __init__(self, spec: WorldSpec, rng: random.Random, source: str) -> None:
+    def __init__(
+        self, spec: WorldSpec, rng: random.Random, source: str, scale: float = 1.0
+    ) -> None:
         self.spec = spec
         self.rng = rng
+        self.scale = scale
         self._source = source
         self._labels = {decl.label: decl for decl in spec.labels}
         self._rel_props: dict[str, tuple[Prop, ...]] = {}
@@ -398,6 +416,10 @@ class GraphBuilder:
             raise DatasetError(f"{self.spec.info.name}: undeclared pattern {pattern}")
         properties = self._fill(rel_type, self._rel_props[rel_type], given)
         self._relationships.append(RelationshipRecord(start, end, rel_type, properties))
+
+    def count(self, label: str) -> int:
+        """Number of ``label`` nodes this build makes (:meth:`WorldSpec.count` at its scale)."""
+        return self.spec.count(label, self.scale)
 
     def get(self, key: int, prop: str) -> Any:
         """The value of ``prop`` on node ``key`` (``None`` when absent)."""
@@ -603,9 +625,9 @@ class SyntheticWorld:
         """Produce the graph from ``rng``; implemented by each world."""
         raise NotImplementedError
 
-    def builder(self, rng: random.Random, source: str) -> GraphBuilder:
-        """A :class:`GraphBuilder` bound to this world's declaration."""
-        return GraphBuilder(self.SPEC, rng, source)
+    def builder(self, rng: random.Random, source: str, scale: float = 1.0) -> GraphBuilder:
+        """A :class:`GraphBuilder` bound to this world's declaration and the build's scale."""
+        return GraphBuilder(self.SPEC, rng, source, scale)
 
 
 _DEFAULT_COUNTS: dict[str, tuple[Counter[str], Counter[str]]] = {}

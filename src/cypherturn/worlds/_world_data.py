@@ -43,7 +43,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -79,35 +79,43 @@ class _Spec(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-class UniformIntDraw(_Spec):
+class _Distribution(_Spec):
+    """A draw whose fields other than ``kind`` are the keyword arguments of ``factory``."""
+
+    factory: ClassVar[Callable[..., Draw]]
+
+    def compile(self, words: _Lookup) -> Draw:
+        """The distribution as a draw function (``words`` is unused: no lists)."""
+        fields = type(self).model_fields
+        return type(self).factory(
+            **{name: getattr(self, name) for name in fields if name != "kind"}
+        )
+
+
+class UniformIntDraw(_Distribution):
     """Integers uniform on ``[low, high]``."""
 
+    factory = staticmethod(uniform_int)
     kind: Literal["uniform_int"]
     low: int
     high: int
 
-    def compile(self, words: _Lookup) -> Draw:
-        """The distribution as a draw function."""
-        return uniform_int(self.low, self.high)
 
-
-class NormalIntDraw(_Spec):
+class NormalIntDraw(_Distribution):
     """Rounded normal integers clipped to ``[low, high]``."""
 
+    factory = staticmethod(normal_int)
     kind: Literal["normal_int"]
     mean: float
     sd: float
     low: int
     high: int
 
-    def compile(self, words: _Lookup) -> Draw:
-        """The distribution as a draw function."""
-        return normal_int(self.mean, self.sd, self.low, self.high)
 
-
-class LognormalIntDraw(_Spec):
+class LognormalIntDraw(_Distribution):
     """Right-skewed integers: ``median``, log-scale ``sigma``, bounds, multiples of ``step``."""
 
+    factory = staticmethod(lognormal_int)
     kind: Literal["lognormal_int"]
     median: float
     sigma: float
@@ -115,27 +123,21 @@ class LognormalIntDraw(_Spec):
     high: int | None = None
     step: int = 1
 
-    def compile(self, words: _Lookup) -> Draw:
-        """The distribution as a draw function."""
-        return lognormal_int(self.median, self.sigma, self.low, self.high, self.step)
 
-
-class LognormalFloatDraw(_Spec):
+class LognormalFloatDraw(_Distribution):
     """Right-skewed floats rounded to ``digits``."""
 
+    factory = staticmethod(lognormal_float)
     kind: Literal["lognormal_float"]
     median: float
     sigma: float
     digits: int = 2
 
-    def compile(self, words: _Lookup) -> Draw:
-        """The distribution as a draw function."""
-        return lognormal_float(self.median, self.sigma, self.digits)
 
-
-class NormalFloatDraw(_Spec):
+class NormalFloatDraw(_Distribution):
     """Normal floats clipped to ``[low, high]``, rounded to ``digits``."""
 
+    factory = staticmethod(normal_float)
     kind: Literal["normal_float"]
     mean: float
     sd: float
@@ -143,24 +145,17 @@ class NormalFloatDraw(_Spec):
     high: float
     digits: int = 2
 
-    def compile(self, words: _Lookup) -> Draw:
-        """The distribution as a draw function."""
-        return normal_float(self.mean, self.sd, self.low, self.high, self.digits)
 
-
-class BetaFloatDraw(_Spec):
+class BetaFloatDraw(_Distribution):
     """Beta(``alpha``, ``beta``) floats rescaled to ``[low, high]``, rounded to ``digits``."""
 
+    factory = staticmethod(beta_float)
     kind: Literal["beta_float"]
     alpha: float
     beta: float
     low: float = 0.0
     high: float = 1.0
     digits: int = 2
-
-    def compile(self, words: _Lookup) -> Draw:
-        """The distribution as a draw function."""
-        return beta_float(self.alpha, self.beta, self.low, self.high, self.digits)
 
 
 class OneOfDraw(_Spec):
@@ -182,27 +177,21 @@ class OneOfDraw(_Spec):
         return one_of(options, self.weights)
 
 
-class ChanceDraw(_Spec):
+class ChanceDraw(_Distribution):
     """``True`` with ``probability``."""
 
+    factory = staticmethod(chance)
     kind: Literal["chance"]
     probability: float = Field(ge=0, le=1)
 
-    def compile(self, words: _Lookup) -> Draw:
-        """The distribution as a draw function."""
-        return chance(self.probability)
 
-
-class DateBetweenDraw(_Spec):
+class DateBetweenDraw(_Distribution):
     """Dates uniform on ``[start, end]``."""
 
+    factory = staticmethod(date_between)
     kind: Literal["date_between"]
     start: dt.date
     end: dt.date
-
-    def compile(self, words: _Lookup) -> Draw:
-        """The distribution as a draw function."""
-        return date_between(self.start, self.end)
 
 
 class TextDraw(_Spec):
