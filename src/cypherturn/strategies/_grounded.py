@@ -69,7 +69,11 @@ from cypherturn.strategies._records import (
     StrategyResult,
     Verdict,
 )
-from cypherturn.strategies._scaling import EMPTY_EXTRACTION_MESSAGE, TokenCallback
+from cypherturn.strategies._scaling import (
+    EMPTY_EXTRACTION_MESSAGE,
+    TokenCallback,
+    attempt_record,
+)
 
 __all__ = ["NOTES_HEADER", "GroundedStrategy", "answer_key", "looks_empty"]
 
@@ -305,22 +309,15 @@ class GroundedStrategy:
                             )
                 findings += value_findings
         execution_s = time.perf_counter() - started
-        attempt = Attempt(
+        attempt = attempt_record(
             index=t,
             context_messages=context_messages,
-            raw_text=response.text,
+            response=response,
             query=query,
-            outcome="ok" if result is not None else "error",
-            error_class=error_class,
-            error_message=error_message,
-            row_count=result.row_count if result is not None else None,
-            truncated=result.truncated if result is not None else False,
-            prompt_tokens=response.prompt_tokens,
-            completion_tokens=response.completion_tokens,
-            finish_reason=response.finish_reason,
+            result=result,
+            error=(error_class, error_message),
             seed=config.attempt_seed(t),
-            model_latency_s=response.latency_s,
-            execution_latency_s=execution_s,
+            execution_s=execution_s,
             original_query=original if repairs else None,
             findings=findings,
             repairs=repairs,

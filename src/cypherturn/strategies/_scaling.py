@@ -188,7 +188,46 @@ def _attempt(
         except QueryError as e:
             error_class, error_message = e.error_class, e.engine_message
         execution_s = time.perf_counter() - started
-    attempt = Attempt(
+    attempt = attempt_record(
+        index=index,
+        context_messages=context_messages,
+        response=response,
+        query=query,
+        result=result,
+        error=(error_class, error_message),
+        seed=seed,
+        execution_s=execution_s,
+    )
+    return attempt, result
+
+
+def attempt_record(
+    *,
+    index: int,
+    context_messages: int,
+    response: ChatResponse,
+    query: str,
+    result: QueryResult | None,
+    error: tuple[ErrorClass | None, str | None],
+    seed: int | None,
+    execution_s: float,
+    **grounding: Any,
+) -> Attempt:
+    """The :class:`Attempt` of one completion and its execution (shared by every strategy).
+
+    Args:
+        index: the attempt's 1-based number t.
+        context_messages: messages in the context the model saw.
+        response: the model's completion (text, token counts, latency).
+        query: the Cypher that ran (``""`` when none was extracted).
+        result: the engine's result, ``None`` when the query failed.
+        error: the error class and the engine's message, ``(None, None)`` when it ran.
+        seed: the sampling seed of the attempt.
+        execution_s: seconds spent executing (and re-executing) the query.
+        grounding: the ``ras+`` fields (``original_query``, ``findings``, ``repairs``, ``verdict``).
+    """
+    error_class, error_message = error
+    return Attempt(
         index=index,
         context_messages=context_messages,
         raw_text=response.text,
@@ -204,8 +243,8 @@ def _attempt(
         seed=seed,
         model_latency_s=response.latency_s,
         execution_latency_s=execution_s,
+        **grounding,
     )
-    return attempt, result
 
 
 def _feedback(prompts: PromptSet, attempt: Attempt) -> list[ChatMessage]:
