@@ -204,3 +204,22 @@ def test_run_ask_takes_its_config(embedded_server: EmbeddedFalkorDB, tmp_path: P
         model=f"replay:{replies}",
     )
     assert same.final_result is not None and same.final_result.rows == result.final_result.rows
+
+
+def test_ask_and_chat_configs_give_the_same_strategy_settings() -> None:
+    settings = {"budget": 3, "seed": 7, "timeout_s": 2.5, "row_cap": 9, "prompt_version": "v1"}
+    ask_config = api.AskConfig(temperature=0.2, **settings)
+    chat_config = api.ChatConfig(temperature=0.2, **settings)
+    assert chat_config.strategy_config() == ask_config.strategy_config()
+    chosen = ask_config.strategy_config()
+    assert (chosen.budget, chosen.seed, chosen.timeout_s, chosen.row_cap) == (3, 7, 2.5, 9)
+    assert (chosen.temperature, chosen.prompt_version) == (0.2, "v1")
+    # unset temperature and prompt version leave the strategy's own defaults
+    defaults = api.AskConfig().strategy_config()
+    assert defaults.temperature == 0.9 and defaults.prompt_version is not None
+    # chat checks its budget and refuses unknown settings, as ask refuses unknown ones
+    with pytest.raises(ValueError, match="budget"):
+        api.ChatConfig(budget=0)
+    for config in (api.AskConfig, api.ChatConfig):
+        with pytest.raises(ValueError, match="budgett"):
+            config(budgett=2)  # type: ignore[call-arg]

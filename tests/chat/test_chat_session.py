@@ -174,7 +174,7 @@ def test_bad_transcripts_and_a_closed_session_are_clear_errors(
         api.ChatSession.resume(tmp_path / "missing.json")
     bad = tmp_path / "bad.json"
     bad.write_text('{"graph": 3}')
-    with pytest.raises(ConfigError, match="not a chat transcript"):
+    with pytest.raises(ConfigError, match=r"bad\.json: not a valid chat transcript: graph: "):
         api.ChatSession.resume(bad)
     newer = tmp_path / "newer.json"
     newer.write_text('{"schema_version": 99, "graph": "g"}')

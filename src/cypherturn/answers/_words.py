@@ -25,18 +25,6 @@ from cypherturn.errors import ModelError
 from cypherturn.graph import QueryResult
 from cypherturn.models import ChatMessage, ChatModel
 
-__all__ = [
-    "ANSWER_MAX_TOKENS",
-    "ANSWER_ROWS",
-    "NO_DATA",
-    "Answer",
-    "answer_in_words",
-    "answer_prompt",
-    "numbers_in",
-    "template_answer",
-    "unsupported_numbers",
-]
-
 ANSWER_ROWS = 20
 """Rows shown to the model (the check still accepts a number from any row)."""
 

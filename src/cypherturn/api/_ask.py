@@ -60,6 +60,24 @@ class AskConfig(BaseModel):
     data_path: Path | None = None
     prompt_version: str | None = None
 
+    def strategy_config(self) -> StrategyConfig:
+        """The decoding and execution settings of the strategy run (unset ones: its defaults).
+
+        Raises:
+            ConfigError: a setting is out of range.
+        """
+        settings: dict[str, Any] = {
+            "budget": self.budget,
+            "seed": self.seed,
+            "timeout_s": self.timeout_s,
+            "row_cap": self.row_cap,
+        }
+        if self.temperature is not None:
+            settings["temperature"] = self.temperature
+        if self.prompt_version is not None:
+            settings["prompt_version"] = self.prompt_version
+        return StrategyConfig(**settings)
+
 
 def run_ask(
     question: str,
@@ -93,17 +111,7 @@ def run_ask(
     """
     chosen = get_strategy(config.strategy, on_token=on_token)
     chat_model = model if model is not None else load_model(config.model, **config.model_options)
-    settings: dict[str, Any] = {
-        "budget": config.budget,
-        "seed": config.seed,
-        "timeout_s": config.timeout_s,
-        "row_cap": config.row_cap,
-    }
-    if config.temperature is not None:
-        settings["temperature"] = config.temperature
-    if config.prompt_version is not None:
-        settings["prompt_version"] = config.prompt_version
-    strategy_config = StrategyConfig(**settings)
+    strategy_config = config.strategy_config()
     with connect(config.graph, engine_url=config.engine_url, data_path=config.data_path) as engine:
         schema = engine.schema()
         return chosen.run(

@@ -7,12 +7,12 @@ from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from pathlib import Path
 from types import TracebackType
-from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from cypherturn.answers import answer_in_words
-from cypherturn.api._engines import DEFAULT_GRAPH, connect
+from cypherturn.api._ask import AskConfig
+from cypherturn.api._engines import connect
 from cypherturn.chat import (
     HISTORY_TURNS,
     ChatTurn,
@@ -30,7 +30,6 @@ from cypherturn.grounding import GraphIndex, graph_index
 from cypherturn.models import ChatModel, load_model
 from cypherturn.protocols import HISTORY_ROWS
 from cypherturn.strategies import (
-    StrategyConfig,
     TokenCallback,
     get_strategy,
     schema_examples,
@@ -39,14 +38,15 @@ from cypherturn.strategies import (
 __all__ = ["ChatConfig", "ChatSession"]
 
 
-class ChatConfig(BaseModel):
+class ChatConfig(AskConfig):
     """What `cypherturn chat` runs: ask's settings, plus the answer, the history and the transcript.
 
     Attributes:
-        graph / engine_url / strategy / budget / model / model_options /
-            temperature / seed / timeout_s / row_cap / data_path / prompt_version:
-            as in :class:`~cypherturn.api.AskConfig` (the same defaults: ``ras+``
-            at budget 5 with the strongest local model).
+        graph / engine_url / strategy / model / model_options / temperature /
+            seed / timeout_s / row_cap / data_path / prompt_version: inherited from
+            :class:`~cypherturn.api.AskConfig` (the same defaults: ``ras+`` with the
+            strongest local model), as is :meth:`strategy_config`.
+        budget: T, the most attempts of every turn (at least 1, checked here).
         answer: write an answer in words for every answered turn.
         history_turns: earlier answered turns given to the model as context.
         history_rows: rows of each earlier result in that context.
@@ -54,42 +54,11 @@ class ChatConfig(BaseModel):
             (``None``: not saved unless :meth:`ChatSession.save` is called).
     """
 
-    model_config = ConfigDict(extra="forbid")
-
-    graph: str = DEFAULT_GRAPH
-    engine_url: str | None = None
-    strategy: str = "ras+"
     budget: int = Field(default=5, ge=1)
-    model: str = "default"
-    model_options: dict[str, Any] = Field(default_factory=dict)
-    temperature: float | None = None
-    seed: int | None = None
-    timeout_s: float | None = None
-    row_cap: int | None = None
-    data_path: Path | None = None
-    prompt_version: str | None = None
     answer: bool = True
     history_turns: int = Field(default=HISTORY_TURNS, ge=0)
     history_rows: int = Field(default=HISTORY_ROWS, ge=1)
     transcript: Path | None = None
-
-    def strategy_config(self) -> StrategyConfig:
-        """The decoding and execution settings of every turn's strategy run.
-
-        Raises:
-            ConfigError: a setting is out of range.
-        """
-        settings: dict[str, Any] = {
-            "budget": self.budget,
-            "seed": self.seed,
-            "timeout_s": self.timeout_s,
-            "row_cap": self.row_cap,
-        }
-        if self.temperature is not None:
-            settings["temperature"] = self.temperature
-        if self.prompt_version is not None:
-            settings["prompt_version"] = self.prompt_version
-        return StrategyConfig(**settings)
 
 
 class ChatSession:

@@ -11,6 +11,7 @@ from pydantic import BaseModel, Field, ValidationError
 from cypherturn.answers import Answer
 from cypherturn.errors import ConfigError
 from cypherturn.graph import QueryResult
+from cypherturn.records import validation_problem
 from cypherturn.strategies import StrategyResult
 
 __all__ = [
@@ -124,9 +125,7 @@ def read_transcript(path: Path) -> Transcript:
     try:
         transcript = Transcript.model_validate_json(raw)
     except ValidationError as e:
-        first = e.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "the file"
-        raise ConfigError(f"{path} is not a chat transcript: {where}: {first['msg']}") from e
+        raise ConfigError(f"{path}: {validation_problem(e, 'chat transcript')}") from e
     if transcript.schema_version != TRANSCRIPT_VERSION:
         raise ConfigError(
             f"{path} is a chat transcript of layout version {transcript.schema_version}; "

@@ -6,7 +6,6 @@ import json
 import time
 from collections.abc import Callable, Sequence
 from contextlib import nullcontext
-from pathlib import Path
 from typing import Any
 
 import typer
@@ -21,7 +20,17 @@ from cypherturn import api
 from cypherturn.answers import Answer, answer_in_words
 from cypherturn.cli._app import app, console
 from cypherturn.cli._exit import ExitCode
-from cypherturn.cli._options import EngineOpt, ModelOptions, model_options
+from cypherturn.cli._options import (
+    BaseUrlOpt,
+    BudgetOpt,
+    DataPathOpt,
+    EngineOpt,
+    ModelOptions,
+    RowCapOpt,
+    TemperatureOpt,
+    TimeoutOpt,
+    model_options,
+)
 from cypherturn.graph import QueryResult
 from cypherturn.models import (
     DEFAULT_TEMPERATURE,
@@ -63,24 +72,16 @@ def ask(
         help="single | is | ras (RAS paper, Algorithms 1 and 2) | ras+ (grounded: schema check, "
         "stored values, repairs, grammar, selection) | ras+:PART,... (only those parts).",
     ),
-    budget: int = typer.Option(5, "-n", "--budget", min=1, help="Budget T: the most attempts."),
+    budget: BudgetOpt = 5,
     model: ModelOptions = "default",
-    base_url: str | None = typer.Option(
-        None, "--base-url", help="Base URL of an OpenAI-compatible endpoint (openai: models)."
-    ),
-    temperature: float | None = typer.Option(
-        None, "--temperature", "-t", min=0.0, help="Sampling temperature (default 0.9)."
-    ),
+    base_url: BaseUrlOpt = None,
+    temperature: TemperatureOpt = None,
     seed: int | None = typer.Option(
         None, "--seed", help="Base sampling seed, for a reproducible run."
     ),
-    timeout: float | None = typer.Option(
-        None, "--timeout", min=0.001, help="Per-query timeout, seconds (default 120)."
-    ),
-    row_cap: int | None = typer.Option(None, "--row-cap", min=1, help="Rows kept per query."),
-    path: Path | None = typer.Option(
-        None, "--path", help="Dataset files to load from on first use instead of the packaged copy."
-    ),
+    timeout: TimeoutOpt = None,
+    row_cap: RowCapOpt = None,
+    path: DataPathOpt = None,
     prompt: str | None = typer.Option(
         None,
         "--prompt",

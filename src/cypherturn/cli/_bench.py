@@ -22,7 +22,7 @@ from rich.table import Table
 from cypherturn import api
 from cypherturn.cli._app import console
 from cypherturn.cli._exit import ExitCode
-from cypherturn.cli._options import EngineOpt, ModelOptions, model_options
+from cypherturn.cli._options import BaseUrlOpt, EngineOpt, ModelOptions, model_options
 from cypherturn.records import TurnRecord, TurnScore
 from cypherturn.runner import SessionResult, SessionStatus
 from cypherturn.sessions import (
@@ -336,10 +336,7 @@ def run_command(
         int, typer.Option("--concurrency", "-c", min=1, help="Sessions played at once.")
     ] = 1,
     engine: EngineOpt = None,
-    base_url: Annotated[
-        str | None,
-        typer.Option("--base-url", help="Base URL of an OpenAI-compatible endpoint (openai:)."),
-    ] = None,
+    base_url: BaseUrlOpt = None,
     temperature: Annotated[
         float, typer.Option("--temperature", "-t", min=0.0, help="Sampling temperature.")
     ] = 0.0,

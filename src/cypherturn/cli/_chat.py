@@ -22,7 +22,17 @@ from cypherturn.cli._ask import (
     result_table,
     rows_summary,
 )
-from cypherturn.cli._options import EngineOpt, ModelOptions, model_options
+from cypherturn.cli._options import (
+    BaseUrlOpt,
+    BudgetOpt,
+    DataPathOpt,
+    EngineOpt,
+    ModelOptions,
+    RowCapOpt,
+    TemperatureOpt,
+    TimeoutOpt,
+    model_options,
+)
 from cypherturn.errors import ConfigError, CypherTurnError
 
 __all__ = ["COMMANDS", "PROMPT", "chat"]
@@ -77,22 +87,14 @@ def chat(
     strategy: str = typer.Option(
         "ras+", "--strategy", "-s", help="The strategy of every turn, as in `cypherturn ask`."
     ),
-    budget: int = typer.Option(5, "-n", "--budget", min=1, help="Budget T: the most attempts."),
+    budget: BudgetOpt = 5,
     model: ModelOptions = "default",
-    base_url: str | None = typer.Option(
-        None, "--base-url", help="Base URL of an OpenAI-compatible endpoint (openai: models)."
-    ),
-    temperature: float | None = typer.Option(
-        None, "--temperature", "-t", min=0.0, help="Sampling temperature (default 0.9)."
-    ),
+    base_url: BaseUrlOpt = None,
+    temperature: TemperatureOpt = None,
     seed: int | None = typer.Option(None, "--seed", help="Base sampling seed."),
-    timeout: float | None = typer.Option(
-        None, "--timeout", min=0.001, help="Per-query timeout, seconds (default 120)."
-    ),
-    row_cap: int | None = typer.Option(None, "--row-cap", min=1, help="Rows kept per query."),
-    path: Path | None = typer.Option(
-        None, "--path", help="Dataset files to load from on first use instead of the packaged copy."
-    ),
+    timeout: TimeoutOpt = None,
+    row_cap: RowCapOpt = None,
+    path: DataPathOpt = None,
     prompt: str | None = typer.Option(None, "--prompt", help="Prompt version: v1 or v2 (default)."),
     no_answer: bool = typer.Option(
         False, "--no-answer", help="Show the rows instead of an answer in words."

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from pathlib import Path
 
 import typer
 
 from cypherturn import api
 from cypherturn.cli._app import app, err_console
-from cypherturn.cli._options import EngineOpt, ModelOptions, model_options
+from cypherturn.cli._options import BaseUrlOpt, DataPathOpt, EngineOpt, ModelOptions, model_options
 from cypherturn.errors import ConfigError
 from cypherturn.graph import DEFAULT_ROW_CAP, DEFAULT_TIMEOUT_S
 from cypherturn.models import load_model
@@ -28,9 +27,7 @@ def mcp(
     ),
     engine: EngineOpt = None,
     model: ModelOptions = "default",
-    base_url: str | None = typer.Option(
-        None, "--base-url", help="Base URL of an OpenAI-compatible endpoint (openai: models)."
-    ),
+    base_url: BaseUrlOpt = None,
     no_ask: bool = typer.Option(
         False, "--no-ask", help="Serve without a model: no ask tool, nothing loaded."
     ),
@@ -41,9 +38,7 @@ def mcp(
     row_cap: int = typer.Option(
         DEFAULT_ROW_CAP, "--row-cap", min=1, help="Most rows a query returns."
     ),
-    path: Path | None = typer.Option(
-        None, "--path", help="Dataset files to load from on first use instead of the packaged copy."
-    ),
+    path: DataPathOpt = None,
     http: bool = typer.Option(
         False, "--http", help="Serve streamable HTTP at http://HOST:PORT/mcp instead of stdio."
     ),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -9,7 +10,17 @@ import typer
 from cypherturn.errors import ConfigError, ModelUnavailableError
 from cypherturn.models import MODEL_PACKS, ensure_model_file, resolve_model_spec
 
-__all__ = ["EngineOpt", "ModelOptions", "model_options"]
+__all__ = [
+    "BaseUrlOpt",
+    "BudgetOpt",
+    "DataPathOpt",
+    "EngineOpt",
+    "ModelOptions",
+    "RowCapOpt",
+    "TemperatureOpt",
+    "TimeoutOpt",
+    "model_options",
+]
 
 EngineOpt = Annotated[
     str | None,
@@ -19,6 +30,34 @@ EngineOpt = Annotated[
         envvar="CYPHERTURN_ENGINE",
         help="Graph engine: omit for the embedded FalkorDB, or falkordb://[:PASSWORD@]HOST:PORT, "
         "bolt://USER:PASSWORD@HOST:PORT (Neo4j).",
+    ),
+]
+
+BaseUrlOpt = Annotated[
+    str | None,
+    typer.Option("--base-url", help="Base URL of an OpenAI-compatible endpoint (openai: models)."),
+]
+
+BudgetOpt = Annotated[
+    int, typer.Option("-n", "--budget", min=1, help="Budget T: the most attempts.")
+]
+
+TemperatureOpt = Annotated[
+    float | None,
+    typer.Option("--temperature", "-t", min=0.0, help="Sampling temperature (default 0.9)."),
+]
+
+TimeoutOpt = Annotated[
+    float | None,
+    typer.Option("--timeout", min=0.001, help="Per-query timeout, seconds (default 120)."),
+]
+
+RowCapOpt = Annotated[int | None, typer.Option("--row-cap", min=1, help="Rows kept per query.")]
+
+DataPathOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--path", help="Dataset files to load from on first use instead of the packaged copy."
     ),
 ]
 

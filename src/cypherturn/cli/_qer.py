@@ -21,7 +21,7 @@ from rich.table import Table
 from cypherturn import api
 from cypherturn.cli._app import console
 from cypherturn.cli._exit import ExitCode
-from cypherturn.cli._options import EngineOpt, ModelOptions, model_options
+from cypherturn.cli._options import BaseUrlOpt, EngineOpt, ModelOptions, model_options
 from cypherturn.errors import ConfigError
 from cypherturn.experiments import (
     DATASETS,
@@ -105,9 +105,7 @@ def run_command(
         int, typer.Option("--max-tokens", min=1, help="Most tokens per attempt.")
     ] = 512,
     model: ModelOptions = "default",
-    base_url: Annotated[
-        str | None, typer.Option("--base-url", help="Base URL of an OpenAI-compatible endpoint.")
-    ] = None,
+    base_url: BaseUrlOpt = None,
     prompt: Annotated[
         str,
         typer.Option(
@@ -247,9 +245,7 @@ def questions_command(
         int, typer.Option("--count", min=1, help="Model-written questions per tier.")
     ] = 5,
     model: ModelOptions = "default",
-    base_url: Annotated[
-        str | None, typer.Option("--base-url", help="Base URL of an OpenAI-compatible endpoint.")
-    ] = None,
+    base_url: BaseUrlOpt = None,
     seed: Annotated[int, typer.Option("--seed", help="Sampling seed.")] = 0,
     out: Annotated[
         Path | None, typer.Option("--out", "-o", help="Folder to write <dataset>.json sets into.")

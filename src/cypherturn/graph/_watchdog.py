@@ -51,7 +51,7 @@ def _die_with_parent() -> None:
 
 
 def pid_alive(pid: int) -> bool:
-    """True for a running process; a zombie is dead."""
+    """True for a running process; a zombie (exited, not yet reaped by its parent) is dead."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

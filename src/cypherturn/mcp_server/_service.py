@@ -37,32 +37,13 @@ from cypherturn.grounding import (
     check_values,
     error_hint,
     graph_index,
+    repair_query,
 )
 from cypherturn.models import ChatModel
 from cypherturn.strategies import Attempt, StrategyResult
 
-__all__ = [
-    "ASK_STRATEGY",
-    "AskAttempt",
-    "AskResult",
-    "FindingView",
-    "GraphService",
-    "LabelView",
-    "PatternView",
-    "ReadResult",
-    "RelationshipTypeView",
-    "SchemaView",
-    "SearchResult",
-    "StoredValue",
-    "ToolInputError",
-    "ValueMatches",
-]
-
 ASK_STRATEGY = "ras+"
 """The strategy of the ``ask`` tool: RAS grounded in the schema and stored values."""
-
-_MAX_REPAIR_ROUNDS = 3
-"""Rounds of check-then-repair, as the grounded strategy does (a repair can expose another)."""
 
 
 class ToolInputError(CypherTurnError):
@@ -428,7 +409,8 @@ class GraphService:
 
         Steps: a write is refused before anything runs; the schema check
         (:func:`~cypherturn.grounding.check_query`) runs and, with ``repair``,
-        its unambiguous edits are applied (up to three rounds); the query runs
+        its unambiguous edits are applied
+        (:func:`~cypherturn.grounding.repair_query`, up to three rounds); the query runs
         read-only; an empty result has its compared literals checked against
         the stored values (:func:`~cypherturn.grounding.check_values`) and a
         case-only mismatch repaired and rerun. Every repair is reported.
@@ -463,15 +445,10 @@ class GraphService:
             index = self.index()
             current = submitted
             repairs: list[Finding] = []
-            report = check_query(current, index)
             if repair:
-                for _ in range(_MAX_REPAIR_ROUNDS):
-                    repaired, applied = apply_edits(current, report.findings)
-                    if not applied:
-                        break
-                    repairs += applied
-                    current = repaired
-                    report = check_query(current, index)
+                current, repairs, report = repair_query(current, index)
+            else:
+                report = check_query(current, index)
             findings = list(report.findings)
             result = self._run(current, params, timeout, cap, findings)
             if not result.rows:

@@ -109,6 +109,39 @@ def _ratio(
     return np.asarray(np.sum(sums, axis=axis) / np.sum(counts, axis=axis))
 
 
+def _session_bootstrap(
+    data: tuple[NDArray[np.float64], ...],
+    statistic: Callable[..., NDArray[np.float64]],
+    n_resamples: int,
+    confidence: float,
+    seed: int,
+) -> tuple[float, float, NDArray[np.float64]]:
+    """scipy's paired percentile bootstrap: row ``i`` of every array is session ``i``.
+
+    The arrays are resampled together, so a session's sums and counts (and, when
+    two systems are compared, both systems' values) always stay together.
+
+    Returns:
+        ``(low, high, distribution)``: the percentile CI of ``statistic`` and its
+        ``n_resamples`` bootstrap values.
+    """
+    res = stats.bootstrap(
+        data,
+        statistic,
+        paired=True,
+        vectorized=True,
+        n_resamples=n_resamples,
+        confidence_level=confidence,
+        method="percentile",
+        rng=np.random.default_rng(seed),
+    )
+    return (
+        float(res.confidence_interval.low),
+        float(res.confidence_interval.high),
+        np.asarray(res.bootstrap_distribution),
+    )
+
+
 def bootstrap_ci(
     totals: SessionTotals,
     *,
@@ -139,20 +172,11 @@ def bootstrap_ci(
         return ConfidenceInterval(
             estimate=estimate, low=estimate, high=estimate, confidence=confidence, n_sessions=1
         )
-    res = stats.bootstrap(
-        (sums, counts),
-        _ratio,
-        paired=True,
-        vectorized=True,
-        n_resamples=n_resamples,
-        confidence_level=confidence,
-        method="percentile",
-        rng=np.random.default_rng(seed),
-    )
+    low, high, _ = _session_bootstrap((sums, counts), _ratio, n_resamples, confidence, seed)
     return ConfidenceInterval(
         estimate=estimate,
-        low=float(res.confidence_interval.low),
-        high=float(res.confidence_interval.high),
+        low=low,
+        high=high,
         confidence=confidence,
         n_sessions=len(sums),
     )
@@ -227,19 +251,8 @@ def paired_bootstrap(
         return _ratio(sa, ca, axis) - _ratio(sb, cb, axis)
 
     observed = float(diff(*data))
-    res = stats.bootstrap(
-        data,
-        diff,
-        paired=True,
-        vectorized=True,
-        n_resamples=n_resamples,
-        confidence_level=confidence,
-        method="percentile",
-        rng=np.random.default_rng(seed),
-    )
-    dist = np.asarray(res.bootstrap_distribution)
+    low, high, dist = _session_bootstrap(data, diff, n_resamples, confidence, seed)
     p_value = min(1.0, 2.0 * min(float(np.mean(dist <= 0)), float(np.mean(dist >= 0))))
-    low, high = float(res.confidence_interval.low), float(res.confidence_interval.high)
     return PairedComparison(
         difference=observed,
         low=low,

@@ -260,50 +260,68 @@ _QWEN_PROVENANCE = (
     "SHA-256 and refuses any other bytes."
 )
 
+
+def _qwen_pack(
+    display_name: str,
+    *,
+    gguf_name: str,
+    parameters: int,
+    size: int,
+    sha256: str,
+    parts: tuple[PartPackage, ...],
+    strength: int,
+) -> ModelPack:
+    """A Qwen2.5-Coder Q4_K_M pack assembled from ``parts``; the names derive from ``display_name``.
+
+    ``qwen2.5-coder-1.5b`` (name), ``qwen-1.5b`` (extra) and
+    ``qwen2.5-coder-1.5b-instruct-q4_k_m.gguf`` (file) all come from
+    ``Qwen2.5-Coder-1.5B-Instruct``; the provenance names the first and last part.
+    """
+    lower = display_name.lower()
+    name = lower.removesuffix("-instruct")
+    return ModelPack(
+        name=name,
+        display_name=display_name,
+        parameters=parameters,
+        quantization="Q4_K_M",
+        size=size,
+        sha256=sha256,
+        licence="Apache-2.0",
+        provenance=_QWEN_PROVENANCE.format(
+            model=display_name,
+            gguf_name=gguf_name,
+            count=len(parts),
+            first=parts[0].distribution,
+            last=parts[-1].distribution,
+            version=parts[0].version,
+        ),
+        file_name=f"{lower}-q4_k_m.gguf",
+        parts=parts,
+        extra="qwen-" + name.rpartition("-")[2],
+        strength=strength,
+    )
+
+
 MODEL_PACKS: Mapping[str, ModelPack] = MappingProxyType(
     {
         pack.name: pack
         for pack in (
-            ModelPack(
-                name="qwen2.5-coder-1.5b",
-                display_name="Qwen2.5-Coder-1.5B-Instruct",
+            _qwen_pack(
+                "Qwen2.5-Coder-1.5B-Instruct",
+                gguf_name="Qwen2.5 Coder 1.5B Instruct GGUF",
                 parameters=1_540_000_000,
-                quantization="Q4_K_M",
                 size=1_117_320_768,
                 sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
-                licence="Apache-2.0",
-                provenance=_QWEN_PROVENANCE.format(
-                    model="Qwen2.5-Coder-1.5B-Instruct",
-                    gguf_name="Qwen2.5 Coder 1.5B Instruct GGUF",
-                    count=len(_QWEN_15B_PARTS),
-                    first=_QWEN_15B_PARTS[0].distribution,
-                    last=_QWEN_15B_PARTS[-1].distribution,
-                    version="0.2.0",
-                ),
-                file_name="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
                 parts=_QWEN_15B_PARTS,
-                extra="qwen-1.5b",
                 strength=30,
             ),
-            ModelPack(
-                name="qwen2.5-coder-0.5b",
-                display_name="Qwen2.5-Coder-0.5B-Instruct",
+            _qwen_pack(
+                "Qwen2.5-Coder-0.5B-Instruct",
+                gguf_name="Qwen2.5 Coder 0.5B Instruct AWQ",
                 parameters=490_000_000,
-                quantization="Q4_K_M",
                 size=491_400_064,
                 sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
-                licence="Apache-2.0",
-                provenance=_QWEN_PROVENANCE.format(
-                    model="Qwen2.5-Coder-0.5B-Instruct",
-                    gguf_name="Qwen2.5 Coder 0.5B Instruct AWQ",
-                    count=len(_QWEN_05B_PARTS),
-                    first=_QWEN_05B_PARTS[0].distribution,
-                    last=_QWEN_05B_PARTS[-1].distribution,
-                    version="0.9.0",
-                ),
-                file_name="qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
                 parts=_QWEN_05B_PARTS,
-                extra="qwen-0.5b",
                 strength=20,
             ),
             ModelPack(
