@@ -72,8 +72,9 @@ def test_a_follow_up_is_resolved_against_the_earlier_turn(town: GraphEngine) -> 
     context = model.calls[3][-1].content
     assert "Conversation so far:" in context and "How many people live in each city?" in context
     assert PER_CITY in context and "London | 2" in context
-    assert context.endswith("Which of those in London were born before 1900?")
-    assert follow.asked == context
+    # the model is asked the conversation then the question (ras+ may add its notes after it)
+    assert follow.asked.endswith("Which of those in London were born before 1900?")
+    assert follow.asked in context
     assert follow.query == OLD_LONDONERS
     # the query recorded is the query that ran: re-running it gives the rows recorded
     assert follow.result is not None
