@@ -168,7 +168,11 @@ def test_streamed_pieces_make_the_text_and_match_the_unstreamed_completion(
 ) -> None:
     context = few_shot_context()
     pieces: list[str] = []
-
+    # The compared calls start from the same state, the whole prompt already in llama.cpp's
+    # memory: a first evaluation (fresh, partly reused from another test's context, or restored
+    # from a disk prefix) can differ from a reused one in the last float bits, enough to flip a
+    # greedy token of a 135M model, so the warm-up call is not compared.
+    default_model.chat(context, temperature=0.0, max_tokens=40, seed=3)
     streamed = default_model.chat(
         context, temperature=0.0, max_tokens=40, seed=3, on_token=pieces.append
     )
