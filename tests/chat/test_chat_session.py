@@ -171,7 +171,7 @@ def test_save_writes_another_copy(town: GraphEngine, tmp_path: Path) -> None:
 def test_bad_transcripts_and_a_closed_session_are_clear_errors(
     town: GraphEngine, tmp_path: Path
 ) -> None:
-    with pytest.raises(ConfigError, match="cannot read transcript"):
+    with pytest.raises(ConfigError, match="cannot read chat transcript"):
         api.ChatSession.resume(tmp_path / "missing.json")
     bad = tmp_path / "bad.json"
     bad.write_text('{"graph": 3}')

@@ -127,7 +127,7 @@ def _cypherturn(args: list[str], home: Path) -> subprocess.CompletedProcess[str]
     ("args", "message"),
     [
         (["chat", "--graph", "atlantis", "--model", "replay:/x.json"], "not a known world"),
-        (["chat", "--resume", "/nonexistent/chat.json"], "cannot read transcript"),
+        (["chat", "--resume", "/nonexistent/chat.json"], "cannot read chat transcript"),
         (["chat", "--graph", "falkordb://localhost:6379"], "without a graph"),
         (["chat", "--strategy", "best", "--model", "replay:/x.json"], "unknown strategy"),
         (["chat", "--model", "llama:7b"], "unknown model spec"),

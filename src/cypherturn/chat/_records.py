@@ -6,12 +6,12 @@ import os
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field
 
 from cypherturn.answers import Answer
 from cypherturn.errors import ConfigError
 from cypherturn.graph import QueryResult
-from cypherturn.records import validation_problem
+from cypherturn.records import read_model
 from cypherturn.strategies import StrategyResult
 
 __all__ = [
@@ -118,14 +118,7 @@ def read_transcript(path: Path) -> Transcript:
             has a layout version this cypherturn does not read (the message names
             the file and the first problem).
     """
-    try:
-        raw = path.read_text(encoding="utf-8")
-    except OSError as e:
-        raise ConfigError(f"cannot read transcript {path}: {e.strerror or e}") from e
-    try:
-        transcript = Transcript.model_validate_json(raw)
-    except ValidationError as e:
-        raise ConfigError(f"{path}: {validation_problem(e, 'chat transcript')}") from e
+    transcript = read_model(path, Transcript, "chat transcript", ConfigError)
     if transcript.schema_version != TRANSCRIPT_VERSION:
         raise ConfigError(
             f"{path} is a chat transcript of layout version {transcript.schema_version}; "

@@ -16,12 +16,12 @@ from importlib import resources
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from cypherturn.errors import ConfigError, DatasetError, QueryError
 from cypherturn.graph import GraphEngine
 from cypherturn.metrics import TIERS, Tier
-from cypherturn.records import validation_problem
+from cypherturn.records import read_model
 
 __all__ = [
     "DATASETS",
@@ -145,14 +145,7 @@ def read_question_set(path: Path) -> QuestionSet:
     Raises:
         DatasetError: unreadable, not JSON, not a valid set, or structurally invalid.
     """
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as e:
-        raise DatasetError(f"cannot read question set {path}: {e}") from e
-    try:
-        qs = QuestionSet.model_validate_json(text)
-    except ValidationError as e:
-        raise DatasetError(f"{path}: {validation_problem(e, 'question set')}") from e
+    qs = read_model(path, QuestionSet, "question set")
     problems = qs.problems()
     if problems:
         raise DatasetError(f"{path}: {'; '.join(problems)}")

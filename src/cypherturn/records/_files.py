@@ -13,7 +13,7 @@ from typing import Final, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from cypherturn.errors import DatasetError
+from cypherturn.errors import CypherTurnError, DatasetError
 from cypherturn.records._models import STORED_CONTEXT, QerEpisode, RunManifest, TurnScore
 
 __all__ = [
@@ -33,6 +33,7 @@ __all__ = [
     "config_changes",
     "intact_lines",
     "read_jsonl",
+    "read_model",
     "read_run",
     "validation_problem",
     "write_jsonl",
@@ -125,6 +126,34 @@ def validation_problem(error: ValidationError, what: str) -> str:
     first = errors[0]
     where = ".".join(str(p) for p in first["loc"])
     return f"not a valid {what}: {where + ': ' if where else ''}{first['msg']}"
+
+
+def read_model(
+    path: Path, model: type[M], what: str, error: type[CypherTurnError] = DatasetError
+) -> M:
+    """Read one JSON document and validate it as ``model``, with one-line errors.
+
+    Args:
+        path: the file.
+        model: the pydantic model of the document.
+        what: what the file should be, for messages (``"question set"``).
+        error: the error class raised.
+
+    Returns:
+        The validated document.
+
+    Raises:
+        error: the file cannot be read (``cannot read WHAT PATH: REASON``) or is not a
+            valid document (``PATH:`` and :func:`validation_problem`).
+    """
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as e:
+        raise error(f"cannot read {what} {path}: {e.strerror or e}") from e
+    try:
+        return model.model_validate_json(text)
+    except ValidationError as e:
+        raise error(f"{path}: {validation_problem(e, what)}") from e
 
 
 def read_jsonl(path: Path, model: type[M]) -> Iterator[M]:
