@@ -112,3 +112,11 @@ def test_wrong_password(bolt_server: EmbeddedFalkorDB) -> None:
 def test_unreachable_bolt_port(tmp_path: Path) -> None:
     with pytest.raises(EngineConnectionError):
         open_engine("bolt://neo4j:pw@127.0.0.1:1", GRAPH)
+
+
+def test_awaiting_indexes_works_over_bolt(bolt: Neo4jEngine, falkor: FalkorDBEngine) -> None:
+    falkor.write("CREATE INDEX FOR (p:Person) ON (p.age)")
+    bolt.await_indexes(timeout_s=30)
+    assert bolt._pending_indexes() == 0
+    status = falkor.execute("CALL db.indexes() YIELD label, status RETURN label, status").rows
+    assert ["Person", "OPERATIONAL"] in status

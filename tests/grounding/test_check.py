@@ -343,6 +343,7 @@ def test_a_filter_on_an_indexed_temporal_component_is_rewritten_so_the_engine_an
         "UNWIND range(1, 12) AS i CREATE (:Case {reportDate: date({year: 2021, month: i, day: 1})})"
     )
     engine.write("CREATE INDEX FOR (c:Case) ON (c.reportDate)")
+    engine.await_indexes()
     index = graph_index(engine)
     query = (
         "MATCH (c:Case) WHERE c.reportDate.month = 9 AND c.reportDate.year = 2021 "

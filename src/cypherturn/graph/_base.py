@@ -22,6 +22,9 @@ __all__ = ["EngineBase"]
 
 log = logging.getLogger(__name__)
 
+_INDEX_WAIT_S = 120.0
+_INDEX_POLL_S = 0.02
+
 
 def _check_limits(timeout_s: float, row_cap: int) -> None:
     if not timeout_s > 0:
@@ -100,6 +103,10 @@ class EngineBase(ABC):
     @abstractmethod
     def _index_statement(self, label: str, key: str) -> str:
         """Cypher creating an index on quoted ``label`` and quoted property ``key``."""
+
+    @abstractmethod
+    def _pending_indexes(self) -> int:
+        """Number of indexes of the graph the engine is still building."""
 
     @abstractmethod
     def drop(self) -> None:
@@ -232,6 +239,7 @@ class EngineBase(ABC):
             id_function=self.id_function,
             index_statement=self._index_statement,
         )
+        self.await_indexes()
         nodes, relationships = self.node_count(), self.relationship_count()
         if (nodes, relationships) != (len(data.nodes), len(data.relationships)):
             raise GraphError(
@@ -252,6 +260,32 @@ class EngineBase(ABC):
             stats.seconds,
         )
         return stats
+
+    def await_indexes(self, timeout_s: float = _INDEX_WAIT_S) -> None:
+        """Block until every index of the graph is built.
+
+        Both engines build an index in the background after ``CREATE INDEX``
+        returns, and a query planned while it is building scans instead: on
+        FalkorDB the two plans can return different rows (a filter on a component
+        of an indexed temporal value), so a gold result read before the index is
+        ready would depend on timing.
+
+        Args:
+            timeout_s: longest wait, seconds.
+
+        Raises:
+            GraphError: an index is still building after ``timeout_s``.
+            EngineConnectionError: the engine is unreachable.
+        """
+        if not self._graph_exists():
+            return
+        deadline = time.monotonic() + timeout_s
+        while (pending := self._pending_indexes()) > 0:
+            if time.monotonic() > deadline:
+                raise GraphError(
+                    f"graph {self.graph!r}: {pending} index(es) still building after {timeout_s:g} s"
+                )
+            time.sleep(_INDEX_POLL_S)
 
     def schema(self, *, sample: int = 1_000) -> GraphSchema:
         """Introspect labels, relationship types, property types, patterns and counts (no APOC).

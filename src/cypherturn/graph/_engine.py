@@ -78,6 +78,10 @@ class GraphEngine(Protocol):
         """Write a whole :class:`GraphData` with batched parameterised queries and create its indexes."""
         ...
 
+    def await_indexes(self, timeout_s: float = 120.0) -> None:
+        """Block until every index of the graph is built (results must not depend on timing)."""
+        ...
+
     def schema(self, *, sample: int = 1_000) -> GraphSchema:
         """Introspect labels, relationship types, property types, patterns and counts (no APOC)."""
         ...

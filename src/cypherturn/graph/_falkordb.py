@@ -233,6 +233,12 @@ class FalkorDBEngine(EngineBase):
     def _index_statement(self, label: str, key: str) -> str:
         return f"CREATE INDEX FOR (n:{label}) ON (n.{key})"
 
+    def _pending_indexes(self) -> int:
+        rows = self._read(
+            "CALL db.indexes() YIELD status WHERE status <> 'OPERATIONAL' RETURN count(*)", {}
+        )
+        return int(rows[0][0])
+
     def _write_rows(self, query: str, params: dict[str, Any]) -> list[list[Any]]:
         try:
             return super()._write_rows(query, params)

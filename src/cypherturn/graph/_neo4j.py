@@ -23,7 +23,7 @@ from typing import Any
 import neo4j
 import neo4j.exceptions
 
-from cypherturn.errors import DatasetError, EngineConnectionError, WriteRefusedError
+from cypherturn.errors import DatasetError, EngineConnectionError, QueryError, WriteRefusedError
 from cypherturn.graph._base import EngineBase
 from cypherturn.graph._engine import DEFAULT_ROW_CAP, DEFAULT_TIMEOUT_S
 from cypherturn.graph._errors import neo4j_error, neo4j_notification_class
@@ -33,6 +33,9 @@ from cypherturn.graph._values import to_plain
 __all__ = ["Neo4jEngine"]
 
 log = logging.getLogger(__name__)
+
+_NEO4J_PENDING = "SHOW INDEXES YIELD state WHERE state <> 'ONLINE' RETURN count(*)"
+_FALKORDB_PENDING = "CALL db.indexes() YIELD status WHERE status <> 'OPERATIONAL' RETURN count(*)"
 
 _READ_QUERY_TYPES = frozenset({"r"})
 _CONNECTION_ERRORS = (
@@ -179,6 +182,14 @@ class Neo4jEngine(EngineBase):
 
     def _index_statement(self, label: str, key: str) -> str:
         return f"CREATE INDEX IF NOT EXISTS FOR (n:{label}) ON (n.{key})"
+
+    def _pending_indexes(self) -> int:
+        try:
+            _, rows = self._run_trusted(_NEO4J_PENDING, {}, write=False)
+        except QueryError:
+            # FalkorDB's Bolt endpoint has no SHOW INDEXES; it answers its own procedure.
+            _, rows = self._run_trusted(_FALKORDB_PENDING, {}, write=False)
+        return int(rows[0][0])
 
     def drop(self) -> None:
         """Delete every node and relationship in batches, and the indexes on them.

@@ -301,6 +301,7 @@ def _run_on_engine(
                 ) from exc
         for label, key in _indexes(schema):
             engine.write(f"CREATE INDEX FOR (n:`{label}`) ON (n.`{key}`)")
+        engine.await_indexes()
         loaded = _engine_graph(engine, engine.graph)
         check_against_schema(loaded, schema, origin)
     except DatasetError:
