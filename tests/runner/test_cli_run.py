@@ -123,7 +123,9 @@ def test_bench_run_plays_imported_official_sessions(cli: typer.Typer, tmp_path: 
     assert "2/2 sessions completed" in ran.output and "EX 1.000 over" in ran.output
 
 
-def test_bench_run_exits_with_sessions_lost_when_sessions_are_lost(cli: typer.Typer, tmp_path: Path) -> None:
+def test_bench_run_exits_with_sessions_lost_when_sessions_are_lost(
+    cli: typer.Typer, tmp_path: Path
+) -> None:
     runner = CliRunner()
     bench, (session,) = _build(cli, tmp_path, 1)
     # one reply: the replay is exhausted at turn 2

@@ -105,7 +105,9 @@ def test_digest_sees_a_one_value_change() -> None:
     data = get_world("magic_academy").build(seed=0)
     before = graph_digest(data)
     node = data.nodes[5]
-    key = next(k for k, v in node.properties.items() if isinstance(v, int) and not isinstance(v, bool))
+    key = next(
+        k for k, v in node.properties.items() if isinstance(v, int) and not isinstance(v, bool)
+    )
     node.properties[key] = float(node.properties[key])
     assert graph_digest(data) != before
 

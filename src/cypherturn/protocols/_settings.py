@@ -124,9 +124,7 @@ class ProtocolSettings(BaseModel):
     def _check(self) -> ProtocolSettings:
         if self.protocol is ProtocolName.GUIDED:
             if self.variant != Variant.BASE:
-                raise ValueError(
-                    f"variant {self.variant} applies to the agentic protocol only"
-                )
+                raise ValueError(f"variant {self.variant} applies to the agentic protocol only")
             if self.budget_multiplier != GUIDED_ACTIONS:
                 raise ValueError("the guided protocol has a fixed budget of 3 actions per turn")
         return self
