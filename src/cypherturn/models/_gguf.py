@@ -182,7 +182,7 @@ def _load(path: Path, n_ctx: int, extra_buffer_types: bool) -> _Loaded:
         if loaded is not None:
             return loaded
         try:
-            from llama_cpp import Llama
+            from cypherturn.models._grammar_sampling import RejectionLlama as Llama
         except ImportError as e:
             raise ModelUnavailableError(
                 "GGUF models need llama-cpp-python; run `pip install llama-cpp-python`"
