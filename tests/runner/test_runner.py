@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -47,7 +48,7 @@ from cypherturn.runner import (
     run_session,
     select_sessions,
 )
-from cypherturn.sessions import Persona, Session
+from cypherturn.sessions import Persona, Phenomenon, Session
 
 Q = "MATCH (h:Hero) RETURN h.name AS name"
 SUBMIT = json.dumps({"action": "SUBMIT_ANSWER", "input": Q})
@@ -354,6 +355,43 @@ def test_select_sessions_by_id_or_world(heroes: GraphEngine) -> None:
     assert len(select_sessions(sessions, None)) == 3
     with pytest.raises(ConfigError, match="no session id or world"):
         select_sessions(sessions, "ocean_*")
+
+
+def test_a_stratified_subset_balances_worlds_personas_and_phenomena(heroes: GraphEngine) -> None:
+    (base,) = _sessions(heroes, 1)
+    kinds = [Phenomenon.EXPAND, Phenomenon.COUNT, Phenomenon.FIRST, Phenomenon.PIVOT]
+    pool = [
+        base.model_copy(
+            update={
+                "session_id": f"{world}-{i}",
+                "world": world,
+                # the first sessions of a world share a persona, as a built benchmark's do
+                "persona": list(Persona)[i // 4],
+                "turns": [
+                    turn.model_copy(
+                        update={"phenomena": [kinds[i % 4]] if turn.turn_index > 1 else []}
+                    )
+                    for turn in base.turns
+                ],
+            }
+        )
+        for world in ("alpha", "beta", "gamma")
+        for i in range(8)
+    ]
+    chosen = select_sessions(pool, "stratified:2")
+    assert [s.session_id for s in chosen] == [s.session_id for s in pool if s in chosen]
+    assert Counter(s.world for s in chosen) == {"alpha": 2, "beta": 2, "gamma": 2}
+    # 6 sessions over the 2 personas on offer: 3 each, where the first 2 of each world share one
+    first, second, *_ = list(Persona)
+    assert Counter(s.persona for s in chosen) == {first: 3, second: 3}
+    assert {p for s in chosen for t in s.turns for p in t.phenomena} == set(kinds)
+    assert select_sessions(pool, "stratified:2") == chosen
+    assert [s.world for s in select_sessions(pool, "beta,stratified:1")] == ["beta"]
+    assert len(select_sessions(pool, "stratified:100")) == len(pool)
+    with pytest.raises(ConfigError, match="more than one stratified"):
+        select_sessions(pool, "stratified:1,stratified:2")
+    with pytest.raises(ConfigError, match="at least 1 session"):
+        select_sessions(pool, "stratified:0")
 
 
 def test_variant_runs_record_their_variant_also_when_resumed_from_old_logs(

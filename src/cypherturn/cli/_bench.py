@@ -330,7 +330,13 @@ def run_command(
     ] = None,
     sessions: Annotated[
         str | None,
-        typer.Option("--sessions", help="Comma-separated patterns over session ids and worlds."),
+        typer.Option(
+            "--sessions",
+            help=(
+                "Comma-separated patterns over session ids and worlds; a term stratified:K "
+                "keeps K sessions per world, personas and phenomena balanced."
+            ),
+        ),
     ] = None,
     concurrency: Annotated[
         int, typer.Option("--concurrency", "-c", min=1, help="Sessions played at once.")

@@ -61,6 +61,7 @@ from cypherturn.runner._session import (
     session_digest,
     with_variant,
 )
+from cypherturn.runner._subset import STRATIFIED_PATTERN, stratified_sessions
 from cypherturn.sessions import Session
 
 __all__ = [
@@ -160,28 +161,39 @@ def log_path(out_dir: Path, session_id: str) -> Path:
 def select_sessions(sessions: Sequence[Session], selector: str | None) -> list[Session]:
     """The sessions whose id or world matches a comma-separated list of shell patterns.
 
+    One term may be ``stratified:K``: of the sessions the patterns match (all, when
+    there are none), K per world with personas and phenomena balanced
+    (:func:`~cypherturn.runner._subset.stratified_sessions`).
+
     Args:
         sessions: the benchmark.
-        selector: e.g. ``"magic_academy"``, ``"ancient_empire-0-*,ocean_kingdom"``;
-            ``None`` or empty selects every session.
+        selector: e.g. ``"magic_academy"``, ``"ancient_empire-0-*,ocean_kingdom"``,
+            ``"stratified:3"``; ``None`` or empty selects every session.
 
     Returns:
         The matching sessions, in benchmark order.
 
     Raises:
-        ConfigError: the selector matches nothing.
+        ConfigError: the selector matches nothing, or has two ``stratified:`` terms.
     """
     if not selector:
         return list(sessions)
-    patterns = [p.strip() for p in selector.split(",") if p.strip()]
+    terms = [p.strip() for p in selector.split(",") if p.strip()]
+    counts = [int(m.group(1)) for t in terms if (m := STRATIFIED_PATTERN.fullmatch(t))]
+    if len(counts) > 1:
+        raise ConfigError(f"{selector!r} has more than one stratified: term")
+    patterns = [t for t in terms if not STRATIFIED_PATTERN.fullmatch(t)]
     chosen = [
         s
         for s in sessions
-        if any(
+        if not patterns
+        or any(
             fnmatch.fnmatchcase(s.session_id, p) or fnmatch.fnmatchcase(s.world, p)
             for p in patterns
         )
     ]
+    if counts:
+        chosen = stratified_sessions(chosen, counts[0])
     if not chosen:
         raise ConfigError(f"no session id or world matches {selector!r}")
     return chosen
