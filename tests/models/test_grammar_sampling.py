@@ -101,3 +101,30 @@ def test_sampling_keeps_the_constrained_distribution(
     assert chi2_contingency(table).pvalue > 0.01
     sampler = rejection.last_sampler
     assert sampler is not None
+
+
+def test_the_completion_logprob_is_the_models_own(models: tuple[Llama, RejectionLlama]) -> None:
+    _, rejection = models
+    reference = Llama(
+        model_path=str(default_model_path()),
+        n_ctx=1024,
+        n_threads=2,
+        verbose=False,
+        logits_all=True,
+    )
+    try:
+        for prompt in PROMPTS[:2]:
+            expected = reference.create_completion(
+                prompt, temperature=0.0, max_tokens=12, logprobs=1
+            )["choices"][0]  # type: ignore[index]
+            text = rejection.create_completion(prompt, temperature=0.0, max_tokens=12)[
+                "choices"
+            ][0]["text"]  # type: ignore[index]
+            sampler = rejection.last_sampler
+            assert text == expected["text"] and sampler is not None and sampler.tokens == 12
+            assert sampler.logprob == pytest.approx(
+                sum(expected["logprobs"]["token_logprobs"]), abs=1e-3
+            )
+            assert sampler.logprob < 0
+    finally:
+        reference.close()

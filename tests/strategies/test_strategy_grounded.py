@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 
 from cypherturn.errors import ConfigError
 from cypherturn.graph import GraphEngine
 from cypherturn.grounding import check_query, graph_index
-from cypherturn.models import ReplayChatModel
+from cypherturn.models import ChatMessage, ChatResponse, ReplayChatModel
 from cypherturn.strategies import (
     GROUNDING_PARTS,
     NOTES_HEADER,
+    GroundingParts,
     StrategyConfig,
     StrategyResult,
     answer_key,
@@ -304,3 +307,52 @@ def test_parts_can_be_named_by_what_is_dropped() -> None:
         get_strategy("ras+:check,-vote")
     with pytest.raises(ConfigError, match="unknown ras\\+ part"):
         get_strategy("ras+:-votes")
+
+
+class ProbableReplay(ReplayChatModel):
+    """A replay model that reports a given completion probability per call (as GGUF models do)."""
+
+    def __init__(self, responses: list[str], probabilities: list[float]) -> None:
+        super().__init__(responses)
+        self.probabilities = list(probabilities)
+
+    def chat(self, messages: list[ChatMessage], **options: Any) -> ChatResponse:
+        response = super().chat(messages, **options)
+        return response.model_copy(update={"logprob": math.log(self.probabilities.pop(0))})
+
+
+def confident_run(
+    name: str, engine: GraphEngine, responses: list[str], probabilities: list[float]
+) -> StrategyResult:
+    model = ProbableReplay(responses, probabilities)
+    schema = graph_index(engine).schema_text()
+    return get_strategy(name).run(model, engine, QUESTION, schema, StrategyConfig(budget=3, seed=0))
+
+
+def test_a_probable_greedy_first_answer_ends_the_vote(crime: GraphEngine) -> None:
+    result = confident_run("ras+", crime, [GOOD, OTHER, OTHER], [0.8, 0.9, 0.9])
+    (attempt,) = result.attempts
+    assert attempt.temperature == 0.0 and attempt.votes == 1
+    assert attempt.logprob == pytest.approx(math.log(0.8))
+    assert result.final_query == GOOD and result.selected_attempt == 1
+    # below the threshold, or with the part off, the vote goes on and may overturn it
+    for name, probability in (("ras+", 0.3), ("ras+:-confident", 0.8)):
+        voted = confident_run(name, crime, [GOOD, OTHER, OTHER], [probability, 0.9, 0.9])
+        assert [a.votes for a in voted.attempts] == [1, 1, 2]
+        assert voted.final_query == OTHER
+
+
+def test_a_repaired_or_sampled_first_answer_is_not_taken_on_its_probability(
+    crime: GraphEngine,
+) -> None:
+    repaired = confident_run("ras+", crime, [REVERSED, GOOD], [0.99, 0.5])
+    assert len(repaired.attempts) == 2 and repaired.attempts[0].repairs
+    sampled = confident_run("ras+:-greedy", crime, [GOOD, GOOD], [0.99, 0.5])
+    assert len(sampled.attempts) == 2 and sampled.attempts[0].temperature == 0.9
+
+
+def test_records_from_before_the_confident_part_read_it_as_off() -> None:
+    old = {part: True for part in GROUNDING_PARTS if part != "confident"}
+    assert not GroundingParts.model_validate(old).confident
+    assert GroundingParts().confident
+    assert GroundingParts.model_validate(GroundingParts().model_dump()).confident

@@ -97,6 +97,9 @@ class ChatResponse(BaseModel):
             nothing was reused.
         retries: transient endpoint failures retried before this completion
             (:class:`cypherturn.models.RetryPolicy`; 0 for in-process models).
+        logprob: log-probability of the generated tokens under the model's own
+            distribution (temperature 1, before grammar and truncation), nats;
+            in-process GGUF models only, ``None`` elsewhere.
     """
 
     text: str
@@ -109,6 +112,7 @@ class ChatResponse(BaseModel):
     cached_prompt_tokens: int = 0
     prompt_cache: Literal["memory", "disk"] | None = None
     retries: int = 0
+    logprob: float | None = Field(default=None, le=0.0)
 
 
 @runtime_checkable

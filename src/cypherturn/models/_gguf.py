@@ -731,6 +731,8 @@ class GGUFChatModel:
                 if "context window" in str(e):
                     raise ContextLengthError(f"{self._spec}: {e}") from e
                 raise ModelResponseError(f"{self._spec}: {e}") from e
+            sampler = getattr(loaded.llama, "last_sampler", None)
+            logprob = min(0.0, sampler.logprob) if sampler is not None and sampler.tokens else None
             if streamed is not None:
                 text, finish_reason = streamed
                 prompt_tokens = len(prompt) if prompt is not None else 0
@@ -762,6 +764,7 @@ class GGUFChatModel:
             tool_calls=_constrained_call(text) if tools else [],
             cached_prompt_tokens=cached,
             prompt_cache=source,
+            logprob=logprob,
         )
 
     def _prefix_store_for(self, loaded: _Loaded) -> PrefixStore | None:

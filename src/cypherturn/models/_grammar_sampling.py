@@ -38,39 +38,55 @@ __all__ = ["GrammarRejectionSampler", "RejectionLlama"]
 
 
 class GrammarRejectionSampler:
-    """A sampler chain plus a grammar, applied as llama.cpp's ``common_sampler_sample``.
+    """A sampler chain plus an optional grammar, applied as llama.cpp's ``common_sampler_sample``.
+
+    Also sums the log-probability of every sampled token under the model's own
+    distribution (softmax of the raw logits, temperature 1, whole vocabulary,
+    before any grammar or truncation): the completion's probability, a lower
+    bound on its probability under the constrained, sharper sampler.
 
     Args:
         chain: llama-cpp-python's sampler chain built without the grammar
             (penalties, top-k, top-p, min-p, temperature, dist; or greedy).
         vocab: the model's ``llama_vocab`` pointer.
         n_vocab: vocabulary size, tokens.
-        grammar: the GBNF grammar (root rule ``grammar._root``).
+        grammar: the GBNF grammar (root rule ``grammar._root``); ``None``: none.
 
     Attributes:
         full_checks: tokens for which the first draw broke the grammar and the
             whole vocabulary was masked (for tests and benchmarks).
         tokens: tokens sampled.
+        logprob: sum of the sampled tokens' log-probabilities, nats (<= 0).
+
+    Raises:
+        ValueError: llama.cpp refuses the grammar.
     """
 
     def __init__(
-        self, chain: internals.LlamaSampler, vocab: Any, n_vocab: int, grammar: LlamaGrammar
+        self,
+        chain: internals.LlamaSampler,
+        vocab: Any,
+        n_vocab: int,
+        grammar: LlamaGrammar | None,
     ) -> None:
         self._chain = chain
         self._n_vocab = n_vocab
-        grammar_sampler = llama_cpp.llama_sampler_init_grammar(
-            vocab, grammar._grammar.encode("utf-8"), grammar._root.encode("utf-8")
-        )
-        if not grammar_sampler:
-            raise ValueError("llama.cpp refused the grammar")
-        self._grammar = grammar_sampler
-        weakref.finalize(self, llama_cpp.llama_sampler_free, grammar_sampler)
+        self._grammar: Any = None
+        if grammar is not None:
+            grammar_sampler = llama_cpp.llama_sampler_init_grammar(
+                vocab, grammar._grammar.encode("utf-8"), grammar._root.encode("utf-8")
+            )
+            if not grammar_sampler:
+                raise ValueError("llama.cpp refused the grammar")
+            self._grammar = grammar_sampler
+            weakref.finalize(self, llama_cpp.llama_sampler_free, grammar_sampler)
         self._data = (llama_cpp.llama_token_data * n_vocab)()
         self._view = np.ctypeslib.as_array(self._data)
         self._ids = np.arange(n_vocab, dtype=np.int32)
         self._one = (llama_cpp.llama_token_data * 1)()
         self.full_checks = 0
         self.tokens = 0
+        self.logprob = 0.0
 
     def _candidates(self, logits: np.ndarray[Any, Any]) -> llama_cpp.llama_token_data_array:
         self._view["id"] = self._ids
@@ -99,30 +115,32 @@ class GrammarRejectionSampler:
         pointer = llama_cpp.llama_get_logits_ith(ctx.ctx, idx)
         logits = np.ctypeslib.as_array(pointer, shape=(self._n_vocab,))
         token = self._draw(self._candidates(logits))
-        if not self._grammar_allows(token):
-            self.full_checks += 1
-            candidates = self._candidates(logits)
-            llama_cpp.llama_sampler_apply(self._grammar, ctypes.byref(candidates))
-            token = self._draw(candidates)
-        llama_cpp.llama_sampler_accept(self._grammar, token)
+        if self._grammar is not None:
+            if not self._grammar_allows(token):
+                self.full_checks += 1
+                candidates = self._candidates(logits)
+                llama_cpp.llama_sampler_apply(self._grammar, ctypes.byref(candidates))
+                token = self._draw(candidates)
+            llama_cpp.llama_sampler_accept(self._grammar, token)
         llama_cpp.llama_sampler_accept(self._chain.sampler, token)
+        top = float(logits.max())
+        self.logprob += float(logits[token]) - top - math.log(np.exp(logits - top).sum())
         self.tokens += 1
         return token
 
 
 class RejectionLlama(Llama):
-    """``llama_cpp.Llama`` whose grammar-constrained sampling uses :class:`GrammarRejectionSampler`.
+    """``llama_cpp.Llama`` whose sampling goes through :class:`GrammarRejectionSampler`.
 
     Everything else is llama-cpp-python's. ``last_sampler`` is the sampler of
-    the latest grammar-constrained completion (``None`` before one).
+    the latest completion (``None`` before one): its token count, full grammar
+    checks and log-probability.
     """
 
     last_sampler: GrammarRejectionSampler | None = None
 
     def _init_sampler(self, *args: Any, grammar: LlamaGrammar | None = None, **kwargs: Any) -> Any:
         chain = super()._init_sampler(*args, **kwargs)
-        if grammar is None:
-            return chain
         sampler = GrammarRejectionSampler(chain, self._model.vocab, self._n_vocab, grammar)
         self.last_sampler = sampler
         return sampler

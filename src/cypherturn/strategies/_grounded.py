@@ -27,7 +27,10 @@ plain ``ras``):
   execution-guided text-to-SQL decoding): a candidate that returns rows and passes
   the checks is accepted once another candidate returns the same rows; at the end
   of the budget the largest group of agreeing candidates wins (ties: the earliest).
-  This spends at least two model calls on every answered question.
+  This spends at least two model calls on every answered question, unless
+- ``confident``: the greedy first candidate, unrepaired, has a model probability
+  of at least ``CONFIDENT_PROBABILITY`` (0.5): it is accepted alone (adaptive
+  stopping; Aggarwal et al. 2023).
 
 Zero rows count as a failure only when a check explains them: an empty answer
 can be the right one.
@@ -36,6 +39,7 @@ can be the right one.
 from __future__ import annotations
 
 import logging
+import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -63,6 +67,7 @@ from cypherturn.strategies._examples import FewShotExample, grounded_examples
 from cypherturn.strategies._extract import extract_cypher
 from cypherturn.strategies._prompts import load_prompts
 from cypherturn.strategies._records import (
+    CONFIDENT_PROBABILITY,
     Attempt,
     GroundingParts,
     StrategyConfig,
@@ -171,7 +176,7 @@ class GroundedStrategy:
             if attempt.verdict == "answer" and result is not None and self.parts.vote:
                 answers[t] = answer_key(result)
                 attempt.votes = sum(key == answers[t] for key in answers.values())
-                if attempt.votes >= 2 or t == config.budget:
+                if attempt.votes >= 2 or t == config.budget or self._confident(attempt):
                     break
                 continue
             if attempt.verdict == "answer" or (
@@ -200,6 +205,17 @@ class GroundedStrategy:
             success=chosen.ok,
             grounding=self.parts,
             selected_attempt=chosen.index,
+        )
+
+    def _confident(self, attempt: Attempt) -> bool:
+        """Whether ``confident`` ends the vote at this greedy, unrepaired first candidate."""
+        return (
+            self.parts.confident
+            and attempt.index == 1
+            and attempt.temperature == 0.0
+            and not attempt.repairs
+            and attempt.logprob is not None
+            and math.exp(attempt.logprob) >= CONFIDENT_PROBABILITY
         )
 
     def _grammar(self, model: ChatModel, index: GraphIndex) -> str | None:

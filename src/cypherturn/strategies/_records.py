@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, computed_field
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    computed_field,
+    model_validator,
+)
 
 from cypherturn.errors import ConfigError, ErrorClass
 from cypherturn.graph import QueryResult
@@ -13,6 +20,7 @@ from cypherturn.models import DEFAULT_TEMPERATURE
 from cypherturn.strategies._prompts import PROMPT_VERSION
 
 __all__ = [
+    "CONFIDENT_PROBABILITY",
     "DEFAULT_BUDGET",
     "GROUNDING_PARTS",
     "RESULT_SCHEMA_VERSION",
@@ -75,8 +83,12 @@ class StrategyConfig(BaseModel):
         return None if self.seed is None else self.seed + index - 1
 
 
+CONFIDENT_PROBABILITY = 0.5
+"""Model probability of a greedy first candidate above which ``confident`` skips the vote."""
+
 GROUNDING_PARTS = (
     "check", "values", "repair", "grammar", "select", "feedback", "greedy", "vote", "link",
+    "confident",
 )  # fmt: skip
 """The parts of the grounded strategy ``ras+``, each switchable (``ras+:check,values``)."""
 
@@ -109,6 +121,15 @@ class GroundingParts(BaseModel):
             with their label or relationship type and property key, under the
             question (:func:`cypherturn.grounding.link_values`). Records written
             before this part existed read it as on.
+        confident: under ``vote``, a greedy first candidate that the model itself
+            gives a probability of at least :data:`CONFIDENT_PROBABILITY` is accepted
+            without a second candidate: a second draw would return the same query
+            at least that often, so the vote would mostly pay a model call to
+            confirm it (adaptive stopping of self-consistency, as in Aggarwal et
+            al. 2023, "Let's Sample Step by Step", with the model's own sequence
+            probability as the stopping signal). Needs a model that reports
+            :attr:`~cypherturn.models.ChatResponse.logprob` (GGUF). Records written
+            before this part existed read it as off.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -122,6 +143,15 @@ class GroundingParts(BaseModel):
     greedy: bool = True
     vote: bool = True
     link: bool = True
+    confident: bool = True
+
+    @model_validator(mode="before")
+    @classmethod
+    def _older_records(cls, data: Any) -> Any:
+        # a whole record (every part named) from before the part existed voted without it
+        if isinstance(data, dict) and "confident" not in data and "check" in data:
+            return {**data, "confident": False}
+        return data
 
     @classmethod
     def only(cls, names: list[str]) -> GroundingParts:
@@ -197,6 +227,9 @@ class Attempt(BaseModel):
             written before it was recorded: the config's).
         votes: with ``ras+``'s ``vote`` part, how many attempts so far (this one
             included) returned the same rows as this one; ``None`` otherwise.
+        logprob: the completion's log-probability under the model, nats
+            (:attr:`cypherturn.models.ChatResponse.logprob`; ``None`` when the model
+            does not report one).
     """
 
     index: int = Field(ge=1)
@@ -221,6 +254,7 @@ class Attempt(BaseModel):
     grammar: bool = False
     temperature: float | None = None
     votes: int | None = None
+    logprob: float | None = None
 
     @property
     def ok(self) -> bool:

@@ -243,6 +243,7 @@ def attempt_record(
         seed=seed,
         model_latency_s=response.latency_s,
         execution_latency_s=execution_s,
+        logprob=response.logprob,
         **grounding,
     )
 
