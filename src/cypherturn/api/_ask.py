@@ -9,8 +9,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from cypherturn.api._engines import DEFAULT_GRAPH, connect
 from cypherturn.graph import render_schema_prompt
+from cypherturn.grounding import graph_index
 from cypherturn.models import ChatModel, load_model
 from cypherturn.strategies import (
+    GroundedStrategy,
     StrategyConfig,
     StrategyResult,
     TokenCallback,
@@ -113,7 +115,11 @@ def run_ask(
     chat_model = model if model is not None else load_model(config.model, **config.model_options)
     strategy_config = config.strategy_config()
     with connect(config.graph, engine_url=config.engine_url, data_path=config.data_path) as engine:
-        schema = engine.schema()
+        # ras+ builds the graph index anyway, and the index keeps its schema for the
+        # process (per graph size): later questions skip the 1 s introspection (POLE)
+        schema = (
+            graph_index(engine).schema if isinstance(chosen, GroundedStrategy) else engine.schema()
+        )
         return chosen.run(
             chat_model,
             engine,
