@@ -86,6 +86,24 @@ def test_explicit_framing_names_the_source_in_tool_replies_and_for_the_user(
     assert schema.action is Action.INSPECT_SCHEMA and schema.ok
 
 
+def test_explicit_framing_gives_the_guided_history_no_assistant_line_to_copy(
+    session: Session, heroes: GraphEngine
+) -> None:
+    replies = [act("SUBMIT_ANSWER", RIGHT)] * 4
+    explicit = play(session, heroes, replies, framing=Framing.EXPLICIT).prompt(1)
+    paper = play(session, heroes, replies).prompt(1)
+    block = explicit.split("Turn 1\n", 1)[1]
+    assert block.startswith("User: ")
+    assert "\nResult shown to the user (from the database, not written by you):\nname\n" in block
+    assert "[Query Result]" not in explicit and "Assistant:" not in explicit
+    assert "\nAssistant: [Query Result] name\n" in paper
+    # the rows are the same gold rows either way
+    assert (
+        explicit.split("not written by you):\n", 1)[1].split("\n\n")[0]
+        == (paper.split("[Query Result] ", 1)[1].split("\n\n")[0])
+    )
+
+
 def test_decoding_guards_leave_models_other_than_gguf_unchanged(
     session: Session, heroes: GraphEngine
 ) -> None:

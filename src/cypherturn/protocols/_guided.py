@@ -10,7 +10,7 @@ from cypherturn.models import ChatMessage
 from cypherturn.protocols._env import SessionEnv
 from cypherturn.protocols._loop import AskHandler, run_action_loop, turn_end
 from cypherturn.protocols._prompts import action_prompt, fill
-from cypherturn.protocols._settings import GUIDED_ACTIONS, TurnOutcome
+from cypherturn.protocols._settings import GUIDED_ACTIONS, Framing, TurnOutcome
 from cypherturn.sessions import ChainMode, Phenomenon, Session, Turn
 
 __all__ = [
@@ -28,20 +28,32 @@ DISCOURAGEMENT = "I think my question was clear enough. Please try to answer it 
 """The scripted ASK_USER reply on turns without ambiguity_info (App. D.5)."""
 
 
-def guided_history(session: Session, turn: Turn) -> str:
+def guided_history(session: Session, turn: Turn, framing: Framing = Framing.PAPER) -> str:
     """The gold conversation history shown before a turn.
 
     Each prior turn is ``User: <utterance>`` / ``Assistant: [Query Result] <gold
     result, up to 10 rows>``; on a CONTRAST turn the immediately preceding result
     is shown untruncated so the complement can be computed.
 
+    Under :attr:`Framing.EXPLICIT` the result line is ``Result shown to the user
+    (from the database, not written by you):`` instead (deviation from App. D.5):
+    Qwen2.5-Coder-1.5B began 7 of 24 replies of a guided session with ``[Query
+    Result]``, copying the history's assistant line instead of acting, and the
+    decoding guard cut each to an empty reply, an action lost.
+
     Args:
         session: the session.
         turn: the current turn.
+        framing: the run's observation framing.
 
     Returns:
         The history block (empty for the first turn), ending with a blank line.
     """
+    head = (
+        "Result shown to the user (from the database, not written by you):\n"
+        if framing is Framing.EXPLICIT
+        else "Assistant: [Query Result] "
+    )
     lines: list[str] = []
     for prior in session.turns[: turn.turn_index - 1]:
         untruncated = (
@@ -49,9 +61,7 @@ def guided_history(session: Session, turn: Turn) -> str:
         )
         gold = prior.gold_result
         rows = render_rows(gold.columns, gold.rows, None if untruncated else HISTORY_ROWS)
-        lines.append(
-            f"Turn {prior.turn_index}\nUser: {prior.utterance}\nAssistant: [Query Result] {rows}"
-        )
+        lines.append(f"Turn {prior.turn_index}\nUser: {prior.utterance}\n{head}{rows}")
     if not lines:
         return ""
     return "Conversation so far:\n" + "\n\n".join(lines) + "\n\n"
@@ -113,7 +123,7 @@ def play_guided(
         started = time.perf_counter()
         text = fill(
             prompts["guided_turn"],
-            history=guided_history(session, turn),
+            history=guided_history(session, turn, env.settings.framing),
             utterance=turn.utterance + dependency_hint(turn),
         )
         messages = [

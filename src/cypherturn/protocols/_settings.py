@@ -54,7 +54,9 @@ class Framing(StrEnum):
     EXPLICIT = "explicit"
     """A header naming its source and saying it is not the model's own writing, e.g.
     ``Observation from the database (not written by you):`` (both formats); small
-    models otherwise continue the observation format instead of acting (issue 16)."""
+    models otherwise continue the observation format instead of acting (issue 16).
+    The guided history's ``Assistant: [Query Result]`` line becomes ``Result shown
+    to the user (from the database, not written by you):`` for the same reason."""
 
 
 _HARNESS_DEFAULTS: dict[str, Any] = {
