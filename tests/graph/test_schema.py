@@ -19,6 +19,7 @@ from cypherturn.graph import (
     RelationshipTypeSchema,
     render_schema_prompt,
 )
+from cypherturn.grounding import graph_index
 
 
 @pytest.fixture
@@ -144,3 +145,21 @@ def test_names_that_need_quoting_are_copied_back_into_a_valid_query(
     assert engine.execute(
         f"MATCH {pattern.replace('(:Account)', '(a:Account)')} RETURN a.`account id`"
     ).rows == [["A1"]]
+
+
+def test_relationship_properties_are_found_from_every_source(
+    make_engine: Callable[..., GraphEngine],
+) -> None:
+    # relationship samples start from the source labels, unless a source has no label
+    engine = make_engine("sources")
+    engine.write(
+        "CREATE (:A)-[:T {a: 1}]->(:C), (:B)-[:T {b: 'x'}]->(:C), (:A:B)-[:T {ab: true}]->(:C)"
+    )
+    (rel,) = engine.schema().relationship_types
+    assert (rel.count, rel.properties) == (3, {"a": "INTEGER", "ab": "BOOLEAN", "b": "STRING"})
+    assert graph_index(engine).type_keys["T"] == {"a", "ab", "b"}
+    engine.write("CREATE ()-[:T {bare: 2.5}]->(:C)")
+    (rel,) = engine.schema().relationship_types
+    assert rel.count == 4 and rel.properties["bare"] == "FLOAT" and len(rel.properties) == 4
+    index = graph_index(engine)
+    assert index.type_keys["T"] == {"a", "ab", "b", "bare"}

@@ -117,9 +117,9 @@ def test_the_completion_logprob_is_the_models_own(models: tuple[Llama, Rejection
             expected = reference.create_completion(
                 prompt, temperature=0.0, max_tokens=12, logprobs=1
             )["choices"][0]  # type: ignore[index]
-            text = rejection.create_completion(prompt, temperature=0.0, max_tokens=12)[
-                "choices"
-            ][0]["text"]  # type: ignore[index]
+            text = rejection.create_completion(prompt, temperature=0.0, max_tokens=12)["choices"][
+                0
+            ]["text"]  # type: ignore[index]
             sampler = rejection.last_sampler
             assert text == expected["text"] and sampler is not None and sampler.tokens == 12
             assert sampler.logprob == pytest.approx(

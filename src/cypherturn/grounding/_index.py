@@ -356,10 +356,19 @@ def _build(engine: GraphEngine) -> GraphIndex:
         label.label: _keys(engine, f"MATCH (x:{quote_name(label.label)})")
         for label in schema.labels
     }
-    type_keys = {
-        rel.type: _keys(engine, f"MATCH ()-[x:{quote_name(rel.type)}]->()")
-        for rel in schema.relationship_types
-    }
+    # every relationship leaves a labelled node when no node is unlabelled: then the
+    # source labels reach them all, and FalkorDB scans those labels instead of every node
+    anchored = not engine.execute("MATCH (n) WHERE size(labels(n)) = 0 RETURN n LIMIT 1").rows
+    type_keys = {}
+    for rel in schema.relationship_types:
+        quoted = quote_name(rel.type)
+        sources = sorted({p.source for p in schema.patterns if p.type == rel.type})
+        if anchored and sources:
+            type_keys[rel.type] = frozenset().union(
+                *(_keys(engine, f"MATCH (:{quote_name(s)})-[x:{quoted}]->()") for s in sources)
+            )
+        else:
+            type_keys[rel.type] = _keys(engine, f"MATCH ()-[x:{quoted}]->()")
     values: dict[tuple[str, str], PropertyValues] = {}
     owners = [
         (label.label, label.properties, f"MATCH (x:{quote_name(label.label)})")
