@@ -194,8 +194,14 @@ def _child(spec: str, questions: list[str], cache: Path, settings: Settings) -> 
     started = time.perf_counter()
     done = subprocess.run(
         [
-            sys.executable, "-c", CHILD, spec, json.dumps(questions),
-            settings.strategy, str(settings.budget), str(settings.temperature),
+            sys.executable,
+            "-c",
+            CHILD,
+            spec,
+            json.dumps(questions),
+            settings.strategy,
+            str(settings.budget),
+            str(settings.temperature),
         ],
         capture_output=True,
         text=True,
