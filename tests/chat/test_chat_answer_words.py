@@ -17,6 +17,7 @@ from cypherturn.answers import (
     answer_prompt,
     numbers_in,
     template_answer,
+    unsupported_names,
     unsupported_numbers,
 )
 from cypherturn.graph import GraphEngine, QueryResult
@@ -71,6 +72,7 @@ def test_the_template_passes_its_own_check(shop: GraphEngine, query: str) -> Non
     result = shop.execute(query)
     text = template_answer(result)
     assert text and unsupported_numbers(text, result) == []
+    assert unsupported_names(text, result, "", query) == []
 
 
 def test_a_supported_answer_is_kept_and_streamed(shop: GraphEngine) -> None:
@@ -97,6 +99,35 @@ def test_an_invented_number_falls_back_to_the_template(shop: GraphEngine) -> Non
     assert answer.text == template_answer(result) == "products: 3."
     assert answer.unsupported == ["7"] and answer.model_text == "There are 7 products."
     assert answer.reason == "numbers not in the rows: 7"
+
+
+@pytest.mark.parametrize(
+    ("text", "unsupported"),
+    [
+        ("Chair has 40 in stock; the Desk has 3 and the LAMP 12.", []),
+        ("The cheapest Product is the Lamp.", []),  # a label of the query
+        ("The best seller is Sofa (IKEA), with 40 sold.", ["Sofa", "IKEA"]),
+        ("Lamp, Chair and Stool are in stock. Stool is new.", ["Stool"]),
+        ("Sofa is the cheapest.", []),  # a sentence's first word is not read as a name
+        ("I think it is the Desk\u2019s drawer.", []),
+    ],
+)
+def test_a_name_is_supported_by_a_cell_a_column_the_question_or_the_query(
+    shop: GraphEngine, text: str, unsupported: list[str]
+) -> None:
+    query = "MATCH (p:Product) RETURN p.name AS name, p.stock AS stock ORDER BY name"
+    result = shop.execute(query)
+    assert unsupported_names(text, result, "Which products are in stock?", query) == unsupported
+
+
+def test_an_invented_name_falls_back_to_the_template(shop: GraphEngine) -> None:
+    query = "MATCH (p:Product) RETURN p.name AS name ORDER BY p.price LIMIT 1"
+    result = shop.execute(query)
+    invented = "The cheapest product is the Lamp by Philips."
+    answer = answer_in_words(ReplayChatModel([invented]), "Cheapest?", query, result)
+    assert answer.source == "template" and answer.text == template_answer(result)
+    assert answer.unsupported_names == ["Philips"] and answer.unsupported == []
+    assert answer.reason == "names not in the rows: Philips" and answer.model_text == invented
 
 
 def test_no_rows_says_so_without_a_model_call(shop: GraphEngine) -> None:

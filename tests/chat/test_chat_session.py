@@ -16,7 +16,7 @@ import pytest
 
 from cypherturn import api
 from cypherturn.answers import NO_DATA, unsupported_numbers
-from cypherturn.chat import ChatTurn, read_transcript, scope_problem, stem
+from cypherturn.chat import ChatTurn, read_transcript, refers_back, scope_problem, stem
 from cypherturn.errors import ConfigError
 from cypherturn.graph import GraphEngine
 from cypherturn.grounding import graph_index
@@ -82,6 +82,39 @@ def test_a_follow_up_is_resolved_against_the_earlier_turn(town: GraphEngine) -> 
     assert follow.answer is not None and follow.answer.source == "model"
     assert unsupported_numbers(follow.answer.text, follow.result, follow.question) == []
     assert model.remaining == 0
+
+
+def test_a_question_that_does_not_refer_back_is_asked_on_its_own(town: GraphEngine) -> None:
+    born = "MATCH (p:Person) WHERE p.born < 1900 RETURN p.name AS name"
+    model = ReplayChatModel(
+        [PER_CITY, PER_CITY, "London has 2 people and New York has 1.", born, born, "Ada."]
+    )
+    with api.ChatSession(_config(town), model=model) as chat:
+        chat.ask("How many people live in each city?")
+        alone = chat.ask("Which people were born before 1900?")
+    assert alone.asked == "Which people were born before 1900?"
+    assert all("Conversation so far:" not in m.content for m in model.calls[3])
+    assert alone.query == born and alone.result is not None
+    assert alone.result.rows == [["Ada Lovelace"]]
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        ("Which of those are burglaries?", True),
+        ("And in 2020?", True),
+        ("How many crimes did the first of them investigate?", True),
+        ("What about London?", True),
+        ("only burglaries?", True),
+        ("cool, how many", True),
+        ("Show me the previous result sorted by name", True),
+        ("Which areas have the most crimes?", False),
+        ("How many cases reported a death as the outcome?", False),
+        ("List the officers by rank", False),
+    ],
+)
+def test_refers_back(question: str, expected: bool) -> None:
+    assert refers_back(question) is expected
 
 
 def test_an_invented_number_is_replaced_by_the_rows(town: GraphEngine) -> None:

@@ -106,7 +106,8 @@ def test_newer_format_is_refused(tmp_path: Path) -> None:
     record = json.loads(_session().to_line())
     record["format_version"] = FORMAT_VERSION + 1
     path.write_text(json.dumps(record) + "\n", encoding="utf-8")
-    with pytest.raises(DatasetError, match="newer"):
+    expected = rf"future\.jsonl:1: format version {FORMAT_VERSION + 1} is newer than"
+    with pytest.raises(DatasetError, match=expected):
         read_sessions(path)
 
 

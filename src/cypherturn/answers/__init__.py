@@ -13,6 +13,7 @@ from cypherturn.answers._words import (
     answer_prompt,
     numbers_in,
     template_answer,
+    unsupported_names,
     unsupported_numbers,
 )
 
@@ -25,5 +26,6 @@ __all__ = [
     "answer_prompt",
     "numbers_in",
     "template_answer",
+    "unsupported_names",
     "unsupported_numbers",
 ]

@@ -6,9 +6,12 @@ then extracts every number of the text (digits, ``61,521``, ``3.14``, and the
 number words two to ninety-nine) and requires each to come from the result: a
 numeric cell (equal, or equal after rounding to the decimals the text shows), a
 number inside a string cell (a date, an address), the row count, or the
-question itself (the user's own words are no claim). One unsupported number,
-an empty reply or a model failure replaces the text with a templated answer
-built from the rows, and the record says so. No rows: the answer says plainly
+question itself (the user's own words are no claim). Names are checked the same
+way: a capitalised word inside a sentence ("... is Hydrochlorothiazide") or a
+word written in capitals ("HP") must occur in a cell, a column name, the
+question or the query (case ignored). One unsupported number or name, an empty
+reply or a model failure replaces the text with a templated answer built from
+the rows, and the record says so. No rows: the answer says plainly
 that no data matched, without a model call.
 """
 
@@ -69,6 +72,10 @@ _WORD = re.compile(
 )
 
 
+_NAME = re.compile(r"(?<![\w'-])[A-Z][\w'-]*")
+_SENTENCE_START = re.compile(r"(?:^|[.!?:;]\s+|\n\s*[-*]?\s*|[(\"“]\s*)$")
+
+
 class Answer(BaseModel):
     """The answer in words to one executed query.
 
@@ -78,6 +85,8 @@ class Answer(BaseModel):
         numbers_checked: every number found in the model's text, as written
             (digits, or a number word), in order.
         unsupported: those that come from neither the rows, the row count nor the question.
+        unsupported_names: names in the model's text found in no cell, column name,
+            question or query (:func:`unsupported_names`).
         model_text: what the model wrote (``None`` when no model was called).
         reason: why the template is shown (``None`` when the model's text is).
         prompt_tokens: prompt tokens of the model call (0 without one).
@@ -89,6 +98,7 @@ class Answer(BaseModel):
     source: Literal["model", "template"]
     numbers_checked: list[str] = Field(default_factory=list)
     unsupported: list[str] = Field(default_factory=list)
+    unsupported_names: list[str] = Field(default_factory=list)
     model_text: str | None = None
     reason: str | None = None
     prompt_tokens: int = 0
@@ -176,6 +186,58 @@ def unsupported_numbers(text: str, result: QueryResult, question: str = "") -> l
         for written, value, decimals in _number_values(text)
         if not _supported(value, decimals, pool)
     ]
+
+
+def _cell_text(value: Any, into: list[str]) -> None:
+    """Every string a cell holds (nested lists, maps, node and relationship properties)."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            into.append(str(key))
+            _cell_text(item, into)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            _cell_text(item, into)
+    elif value is not None:
+        into.append(str(value))
+
+
+def unsupported_names(
+    text: str, result: QueryResult, question: str = "", query: str = ""
+) -> list[str]:
+    """The names of ``text`` that occur in neither ``result``, ``question`` nor ``query``.
+
+    A name is a word that starts with a capital letter and does not start a
+    sentence (nor a parenthesis, a quotation or a list item), or a word of two
+    or more letters all in capitals. It is supported when it occurs, case
+    ignored, in a cell (strings inside lists, maps and nodes included), a
+    column name, the question or the query (which holds the labels the answer
+    may name). A sentence's first word is not checked: it is capitalised by
+    grammar, not because it names something.
+
+    Args:
+        text: the answer.
+        result: the rows it was written from.
+        question: the question asked.
+        query: the Cypher that ran.
+
+    Returns:
+        The unsupported names as written, in order, without repeats (empty: all supported).
+    """
+    pieces: list[str] = [question, query, *result.columns]
+    for row in result.rows:
+        for cell in row:
+            _cell_text(cell, pieces)
+    pool = "\n".join(pieces).lower()
+    found: list[str] = []
+    text = text.replace("\u2019", "'")  # a typographic apostrophe reads as the ASCII one
+    for match in _NAME.finditer(text):
+        word = match.group().rstrip("'-")
+        shouted = len(word) >= 2 and word.isupper()
+        if word == "I" or (not shouted and _SENTENCE_START.search(text[: match.start()])):
+            continue
+        if word.lower().removesuffix("'s") not in pool and word not in found:
+            found.append(word)
+    return found
 
 
 def _value(value: Any) -> str:
@@ -269,7 +331,8 @@ def answer_in_words(
 
     The model decodes greedily (temperature 0) from :func:`answer_prompt`; its
     pieces go to ``on_token`` as they are generated. The text is kept when every
-    number in it is supported (:func:`unsupported_numbers`); otherwise, or when
+    number and name in it is supported (:func:`unsupported_numbers`,
+    :func:`unsupported_names`); otherwise, or when
     the reply is empty or the model fails, :func:`template_answer` is returned
     with ``source="template"`` and the reason. Without rows the model is not
     called and the answer is :data:`NO_DATA`.
@@ -307,16 +370,20 @@ def answer_in_words(
     written = response.text.strip()
     checked = numbers_in(written)
     unsupported = unsupported_numbers(written, result, question)
+    names = unsupported_names(written, result, question, query)
     reason: str | None = None
     if not written:
         reason = "the model wrote nothing"
     elif unsupported:
         reason = f"numbers not in the rows: {', '.join(unsupported)}"
+    elif names:
+        reason = f"names not in the rows: {', '.join(names)}"
     return Answer(
         text=written if reason is None else template_answer(result),
         source="model" if reason is None else "template",
         numbers_checked=checked,
         unsupported=unsupported,
+        unsupported_names=names,
         model_text=response.text,
         reason=reason,
         prompt_tokens=response.prompt_tokens,

@@ -20,6 +20,7 @@ from cypherturn.chat import (
     chat_history,
     contextual_question,
     read_transcript,
+    refers_back,
     result_problem,
     scope_problem,
     write_transcript,
@@ -66,7 +67,8 @@ class ChatSession:
 
     Each :meth:`ask` runs the configured strategy (``ras+`` by default, as
     ``cypherturn ask``) on the question preceded by the conversation so far
-    (:func:`~cypherturn.chat.chat_history`), so a follow-up is resolved against
+    (:func:`~cypherturn.chat.chat_history`) when it refers back to it
+    (:func:`~cypherturn.chat.refers_back`), so a follow-up is resolved against
     earlier questions, queries and results; then, for an answered turn, writes
     the answer in words (:func:`~cypherturn.answers.answer_in_words`). A question
     the graph cannot answer is recorded as ``out_of_scope`` with the reason
@@ -244,7 +246,7 @@ class ChatSession:
             keep=self.config.history_turns,
             rows=self.config.history_rows,
         )
-        asked = contextual_question(question, history)
+        asked = contextual_question(question, history if refers_back(question) else "")
         number = len(self._turns) + 1
         problem = scope_problem(question, index, follows=bool(history))
         if problem is not None:

@@ -17,6 +17,7 @@ from cypherturn.chat._records import (
 from cypherturn.chat._scope import (
     FOLLOW_UP_WORDS,
     graph_vocabulary,
+    refers_back,
     result_problem,
     scope_problem,
     stem,
@@ -33,6 +34,7 @@ __all__ = [
     "contextual_question",
     "graph_vocabulary",
     "read_transcript",
+    "refers_back",
     "result_problem",
     "scope_problem",
     "stem",

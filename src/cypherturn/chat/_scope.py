@@ -25,12 +25,19 @@ import re
 from cypherturn.grounding import GraphIndex
 from cypherturn.strategies import StrategyResult
 
-__all__ = ["FOLLOW_UP_WORDS", "graph_vocabulary", "result_problem", "scope_problem", "stem"]
+__all__ = [
+    "FOLLOW_UP_WORDS",
+    "graph_vocabulary",
+    "refers_back",
+    "result_problem",
+    "scope_problem",
+    "stem",
+]
 
 # fmt: off
 FOLLOW_UP_WORDS = frozenset([
     "those", "these", "them", "they", "that", "it", "its", "their", "theirs", "same", "also",
-    "instead", "ones",
+    "instead", "ones", "previous", "earlier", "above", "again", "else", "remaining", "rest",
 ])
 """Words that mark a question as built on an earlier turn (also: ``and``/``or``/``but`` first,
 ``what about``, ``how about``, ``which of``, and the aggregation cues of an elliptical
@@ -119,15 +126,39 @@ def _names_something(question: str) -> bool:
     return any(w[0].isupper() and w.lower() not in _STOP for w in words[1:])
 
 
-def _is_follow_up(question: str) -> bool:
+def refers_back(question: str) -> bool:
+    """Whether ``question`` refers to an earlier turn, so it needs the conversation as context.
+
+    It does when it holds a :data:`FOLLOW_UP_WORDS` word, starts with ``and``,
+    ``or``, ``but`` or ``plus``, says ``what about``, ``how about``, ``which of``,
+    ``first of``, ``last of`` or ``of them``, or is elliptical: one content word
+    at most ("only burglaries?", "cool, how many"). A question that does none of
+    these is answered on its own: small models given an unrelated earlier query
+    copy it (Qwen2.5-Coder-1.5B answered "Which areas have the most crimes?",
+    asked after a question about officers, with the officers query).
+
+    Example:
+        >>> refers_back("Which of those are burglaries?"), refers_back("Which areas have the most crimes?")
+        (True, False)
+    """
     words = [w.lower() for w in _WORD.findall(question)]
-    if not words:
+    if len(_content_stems(question)) <= 1 or not words:
         return True
     pairs = {" ".join(pair) for pair in itertools.pairwise(words)}
     return (
-        words[0] in ("and", "or", "but")
-        or any(w in FOLLOW_UP_WORDS or w in _ELLIPSIS_WORDS for w in words)
-        or bool(pairs & {"what about", "how about", "which of", "how many", "how much"})
+        words[0] in ("and", "or", "but", "plus")
+        or any(w in FOLLOW_UP_WORDS for w in words)
+        or bool(pairs & {"what about", "how about", "which of", "first of", "last of", "of them"})
+    )
+
+
+def _is_follow_up(question: str) -> bool:
+    words = [w.lower() for w in _WORD.findall(question)]
+    pairs = {" ".join(pair) for pair in itertools.pairwise(words)}
+    return (
+        refers_back(question)
+        or any(w in _ELLIPSIS_WORDS for w in words)
+        or bool(pairs & {"how many", "how much"})
     )
 
 

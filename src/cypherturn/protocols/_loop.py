@@ -23,6 +23,7 @@ import logging
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import TypedDict
 
 from cypherturn.agent import (
     ActionCall,
@@ -62,6 +63,16 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
+
+
+class _Sampling(TypedDict):
+    """The keyword arguments of :meth:`ChatModel.chat` that every call of a run shares."""
+
+    temperature: float
+    max_tokens: int
+    seed: int | None
+    tools: Sequence[ToolSpec] | None
+
 
 AskHandler = Callable[[str, int], tuple[str, int]]
 """``(question, asks_before_in_turn) -> (reply, simulator_tokens)``."""
@@ -120,20 +131,20 @@ class ModelCaller:
         if guards and isinstance(self.model, GGUFChatModel):
             return self.model.chat(
                 messages,
-                temperature=self._temperature,
-                max_tokens=self._max_tokens,
-                seed=self._seed,
-                tools=self.tools,
+                **self._sampling(),
                 stop=OBSERVATION_STOPS,
                 repetition_guard=True,
             )
-        return self.model.chat(
-            messages,
-            temperature=self._temperature,
-            max_tokens=self._max_tokens,
-            seed=self._seed,
-            tools=self.tools,
-        )
+        return self.model.chat(messages, **self._sampling())
+
+    def _sampling(self) -> _Sampling:
+        """The sampling arguments every call of this run shares."""
+        return {
+            "temperature": self._temperature,
+            "max_tokens": self._max_tokens,
+            "seed": self._seed,
+            "tools": self.tools,
+        }
 
 
 @dataclass(slots=True)

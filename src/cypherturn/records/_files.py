@@ -6,7 +6,7 @@ The layout these names make up is described once, in :mod:`cypherturn.records`.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from types import TracebackType
 from typing import Final, TypeVar
@@ -156,8 +156,19 @@ def read_model(
         raise error(f"{path}: {validation_problem(e, what)}") from e
 
 
-def read_jsonl(path: Path, model: type[M]) -> Iterator[M]:
+def read_jsonl(
+    path: Path,
+    model: type[M],
+    *,
+    problem: Callable[[str, ValidationError], str] | None = None,
+) -> Iterator[M]:
     """Read one pydantic record per non-empty line (older layouts migrate on the way in).
+
+    Args:
+        path: the JSON Lines file.
+        model: the record type of every line.
+        problem: says in one line why a line (its text and the validation error)
+            is not a record; :func:`validation_problem` by default.
 
     Raises:
         DatasetError: the file is missing, or a line is not a valid record
@@ -174,9 +185,8 @@ def read_jsonl(path: Path, model: type[M]) -> Iterator[M]:
             try:
                 yield model.model_validate_json(line, context={STORED_CONTEXT: True})
             except ValidationError as exc:
-                raise DatasetError(
-                    f"{path}:{number}: {validation_problem(exc, model.__name__)}"
-                ) from exc
+                why = problem(line, exc) if problem else validation_problem(exc, model.__name__)
+                raise DatasetError(f"{path}:{number}: {why}") from exc
 
 
 def write_jsonl(path: Path, records: Iterable[BaseModel]) -> int:

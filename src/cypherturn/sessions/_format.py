@@ -3,7 +3,8 @@
 Every line is one :class:`Session` serialised with :meth:`Session.to_line`
 (fields in declaration order, no whitespace, UTF-8), so the same sessions always
 give byte-identical files. :func:`read_sessions` refuses lines of a newer format
-version than this code knows.
+version than this code knows (the layout's own reader is
+:func:`cypherturn.records.read_jsonl`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from cypherturn.errors import DatasetError
+from cypherturn.records import read_jsonl
 from cypherturn.sessions._skeleton import Skeleton
 from cypherturn.sessions._vocab import ChainMode, Persona, Phenomenon
 
@@ -179,7 +181,7 @@ class Session(BaseModel):
         turns: the turns in order.
     """
 
-    format_version: int = FORMAT_VERSION
+    format_version: int = Field(default=FORMAT_VERSION, ge=1, le=FORMAT_VERSION)
     session_id: str
     world: str
     persona: Persona
@@ -221,26 +223,9 @@ def iter_sessions(path: Path) -> Iterator[Session]:
 
     Raises:
         DatasetError: the file is missing, a line is not valid JSON for
-            :class:`Session`, or its format version is newer than supported.
+            :class:`Session`, or its format version is not :data:`FORMAT_VERSION`.
     """
-    try:
-        fh = path.open("r", encoding="utf-8")
-    except OSError as e:
-        raise DatasetError(f"cannot read {path}: {e}") from e
-    with fh:
-        for number, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                session = Session.model_validate_json(line)
-            except ValidationError as e:
-                raise DatasetError(f"{path}:{number}: {_line_problem(line, e)}") from e
-            if session.format_version > FORMAT_VERSION:
-                raise DatasetError(
-                    f"{path}:{number}: format version {session.format_version} is newer than "
-                    f"this cypherturn reads ({FORMAT_VERSION})"
-                )
-            yield session
+    return read_jsonl(path, Session, problem=_line_problem)
 
 
 def _line_problem(line: str, error: ValidationError) -> str:
@@ -251,7 +236,8 @@ def _line_problem(line: str, error: ValidationError) -> str:
         raw = None
     version = raw.get("format_version") if isinstance(raw, dict) else None
     if isinstance(version, int) and not isinstance(version, bool) and version != FORMAT_VERSION:
-        return f"format version {version} is not one this cypherturn reads ({FORMAT_VERSION})"
+        relation = "newer than the one" if version > FORMAT_VERSION else "not one"
+        return f"format version {version} is {relation} this cypherturn reads ({FORMAT_VERSION})"
     first = error.errors()[0]
     where = ".".join(str(p) for p in first["loc"])
     return f"not a cypherturn session line: {where + ': ' if where else ''}{first['msg']}"
