@@ -101,6 +101,38 @@ def test_type_between_wrong_labels_gets_the_one_missing_hop(
     assert crime.execute(repaired).rows[0][0] > 0
 
 
+@pytest.mark.parametrize(
+    ("query", "repaired"),
+    [
+        # the type is right at the target, written in either direction
+        (
+            "MATCH (o:Officer)<-[:INVESTIGATED_BY]-(p:Person) RETURN count(DISTINCT o) AS n",
+            "MATCH (o:Officer)<-[:INVESTIGATED_BY]-(:Crime)<-[:PARTY_TO]-(p:Person) "
+            "RETURN count(DISTINCT o) AS n",
+        ),
+        # the type is right at the source, written in either direction
+        (
+            "MATCH (p:Person)-[:PARTY_TO]->(o:Officer) RETURN count(DISTINCT o) AS n",
+            "MATCH (p:Person)-[:PARTY_TO]->(:Crime)-[:INVESTIGATED_BY]->(o:Officer) "
+            "RETURN count(DISTINCT o) AS n",
+        ),
+        (
+            "MATCH (o:Officer)<-[:PARTY_TO]-(p:Person) RETURN count(DISTINCT o) AS n",
+            "MATCH (o:Officer)<-[:INVESTIGATED_BY]-(:Crime)<-[:PARTY_TO]-(p:Person) "
+            "RETURN count(DISTINCT o) AS n",
+        ),
+    ],
+)
+def test_the_missing_hop_goes_on_the_side_the_type_does_not_join(
+    crime: GraphEngine, index: GraphIndex, query: str, repaired: str
+) -> None:
+    (finding,) = check_query(query, index).findings
+    assert finding.code == "wrong_endpoints"
+    assert apply_edits(query, [finding])[0] == repaired
+    assert check_query(repaired, index).ok
+    assert crime.execute(repaired).rows[0][0] > 0
+
+
 def test_no_path_edit_without_a_join_to_the_other_endpoint(index: GraphIndex) -> None:
     # OCCURRED_AT joins only Crime to Location: neither endpoint here is one of them
     query = "MATCH (p:Person)-[:OCCURRED_AT]->(o:Officer) RETURN o"

@@ -366,31 +366,27 @@ def _attach_path_edit(
                 )
                 return
     source, target = (lhs, rhs) if rel.direction == "out" else (rhs, lhs)
+    left_label, right_label = (source, target) if rel.direction == "out" else (target, source)
     options: list[str] = []
-    # the type is right at the source: source -[type]-> middle, then middle ~ target
-    middles = {g for s, t, g in triples if s == source and t == rel_type}
-    if len(middles) == 1:
+    # the type is right at the source (source -[type]-> middle ~ target) or at the
+    # target (source ~ middle -[type]-> target); the text reads from left_label
+    for at_source in (True, False):
+        middles = {
+            g if at_source else s
+            for s, t, g in triples
+            if t == rel_type and (s == source if at_source else g == target)
+        }
+        if len(middles) != 1:
+            continue
         (middle,) = middles
-        joins = _joins(triples, middle, target)
-        if len(joins) == 1 and middle not in (source, target):
-            if rel.direction == "out":
-                hop = _connector(triples, joins[0], middle, target)
-                options.append(f"{written}(:{_quoted_name(middle)}){hop}")
-            else:
-                hop = _connector(triples, joins[0], target, middle)
-                options.append(f"{hop}(:{_quoted_name(middle)}){written}")
-    # the type is right at the target: source ~ middle, then middle -[type]-> target
-    middles = {s for s, t, g in triples if g == target and t == rel_type}
-    if len(middles) == 1:
-        (middle,) = middles
-        joins = _joins(triples, source, middle)
-        if len(joins) == 1 and middle not in (source, target):
-            if rel.direction == "out":
-                hop = _connector(triples, joins[0], source, middle)
-                options.append(f"{hop}(:{_quoted_name(middle)}){written}")
-            else:
-                hop = _connector(triples, joins[0], middle, source)
-                options.append(f"{written}(:{_quoted_name(middle)}){hop}")
+        joins = _joins(triples, middle, target) if at_source else _joins(triples, source, middle)
+        if len(joins) != 1 or middle in (source, target):
+            continue
+        node = f"(:{_quoted_name(middle)})"
+        if at_source == (rel.direction == "out"):
+            options.append(f"{written}{node}{_connector(triples, joins[0], middle, right_label)}")
+        else:
+            options.append(f"{_connector(triples, joins[0], left_label, middle)}{node}{written}")
     if len(options) != 1:
         return
     path = f"{query[rel.left.start : rel.left.end]}{options[0]}{right_text}"

@@ -8,22 +8,19 @@ summarise them with :func:`compute_stats`, and import the official release with
 field by field in ``docs/design/sessions.md``.
 """
 
-from cypherturn.sessions._audit import MAX_ROWS, AuditCode, AuditFinding, TieProbe, probe_ties
+from cypherturn.sessions._audit import AuditCode, AuditFinding, TieProbe, probe_ties
 from cypherturn.sessions._build import (
     DEFAULT_SESSIONS,
     DEFAULT_TURNS,
     DEFAULT_WORLDS,
-    MAX_TURNS,
-    MIN_TURNS,
     BuildReport,
     GraphProvider,
     PlannedSession,
     build_sessions,
     plan_build,
 )
-from cypherturn.sessions._compose import ComposedTurn, compose_session, compose_turn
+from cypherturn.sessions._compose import ComposedTurn, compose_session
 from cypherturn.sessions._divergence import (
-    ANSWER_CHANGING,
     DIVERGENCE_CODES,
     DivergenceAuditor,
     text_divergences,
@@ -38,7 +35,6 @@ from cypherturn.sessions._format import (
     Session,
     Turn,
     canonical_rows,
-    iter_sessions,
     read_sessions,
     write_sessions,
 )
@@ -77,16 +73,12 @@ from cypherturn.sessions._vocab import (
 
 __all__ = [
     "AGGREGATION_PHENOMENA",
-    "ANSWER_CHANGING",
     "CHAIN_DEPENDENT_MODES",
     "DEFAULT_SESSIONS",
     "DEFAULT_TURNS",
     "DEFAULT_WORLDS",
     "DIVERGENCE_CODES",
     "FORMAT_VERSION",
-    "MAX_ROWS",
-    "MAX_TURNS",
-    "MIN_TURNS",
     "AggFunc",
     "AmbiguityInfo",
     "AmbiguityKind",
@@ -128,10 +120,8 @@ __all__ = [
     "check_reproduction",
     "compare_results",
     "compose_session",
-    "compose_turn",
     "compute_stats",
     "is_chain_dependent",
-    "iter_sessions",
     "load_bank",
     "load_hints",
     "plan_build",
