@@ -10,7 +10,7 @@ from helpers_protocols import act, play
 
 from cypherturn.agent import AgentGrounding, TurnEnd
 from cypherturn.graph import GraphEngine
-from cypherturn.protocols import ActionFormat, Framing, ProtocolSettings
+from cypherturn.protocols import ActionFormat, Framing, ProtocolSettings, load_prompts
 from cypherturn.records import Action, ProtocolName
 from cypherturn.runner._batch import RunConfig
 from cypherturn.sessions import Session
@@ -171,3 +171,22 @@ def test_run_options_name_the_harness_settings() -> None:
         SessionRunConfig(grounding="vote").protocol_settings()
     with pytest.raises(ConfigError, match="framing"):
         SessionRunConfig(framing="loud").protocol_settings()
+
+
+@pytest.mark.parametrize("protocol", [ProtocolName.GUIDED, ProtocolName.AGENTIC])
+def test_the_output_note_ends_the_system_prompt_only_when_on(
+    session: Session, heroes: GraphEngine, protocol: ProtocolName
+) -> None:
+    note = load_prompts()["output"]
+    replies = [act("SUBMIT_ANSWER", WRONG)] * len(session.turns)
+    noted = play(session, heroes, replies, protocol=protocol, output_note=True)
+    plain = play(session, heroes, replies, protocol=protocol)
+    noted_system, plain_system = noted.model.calls[0][0], plain.model.calls[0][0]
+    assert noted_system.role == plain_system.role == "system"
+    assert noted_system.content == f"{plain_system.content}\n\n{note}"
+    assert all(note not in m.content for call in plain.model.calls for m in call)
+    # the setting is recorded only when on, and the prompt digest covers the note then
+    assert "output_note" not in ProtocolSettings(protocol=protocol).model_dump()
+    assert ProtocolSettings(protocol=protocol, output_note=True).model_dump()["output_note"]
+    prompts = load_prompts()
+    assert prompts.digest(ActionFormat.TEXT) != prompts.digest(ActionFormat.TEXT, output_note=True)

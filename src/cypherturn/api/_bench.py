@@ -357,6 +357,8 @@ class SessionRunConfig(BaseModel):
             (:class:`~cypherturn.protocols.Framing`).
         decoding_guards: GGUF models stop at the observation headers and at runaway
             repetition (default off).
+        output_note: end the system prompt with the benchmark's column naming
+            (``protocols/prompts/output.v1.txt``; default off, as the paper).
         release_root: the official release's root, for imported official sessions
             (see :func:`~cypherturn.api.bench_engines`).
     """
@@ -377,6 +379,7 @@ class SessionRunConfig(BaseModel):
     grounding: str = "none"
     framing: str = "paper"
     decoding_guards: bool = False
+    output_note: bool = False
     release_root: Path | None = None
 
     def protocol_settings(self) -> ProtocolSettings:
@@ -404,6 +407,7 @@ class SessionRunConfig(BaseModel):
                 grounding=grounding,
                 framing=framing,
                 decoding_guards=self.decoding_guards,
+                output_note=self.output_note,
             )
         except ValueError as e:
             raise ConfigError(str(e)) from e

@@ -391,6 +391,14 @@ def run_command(
             help="GGUF models stop at the observation headers and at runaway repetition.",
         ),
     ] = False,
+    output_note: Annotated[
+        bool,
+        typer.Option(
+            "--output-note/--no-output-note",
+            help="End the system prompt with the benchmark's column naming (name, count, "
+            "avg_price); EX compares column names. Off: the paper's prompt.",
+        ),
+    ] = False,
 ) -> None:
     """Play the benchmark under a protocol, one action log per session; a killed run resumes.
 
@@ -418,6 +426,7 @@ def run_command(
         grounding=grounding,
         framing=framing,
         decoding_guards=decoding_guards,
+        output_note=output_note,
         release_root=release,
     )
     totals = {"turns": 0, "ex": 0, "tokens": 0, "failed": 0}

@@ -9,7 +9,7 @@ from cypherturn.agent import TurnEnd, render_rows, render_schema
 from cypherturn.models import ChatMessage
 from cypherturn.protocols._env import SessionEnv
 from cypherturn.protocols._loop import AskHandler, run_action_loop, turn_end
-from cypherturn.protocols._prompts import action_prompt, fill
+from cypherturn.protocols._prompts import action_prompt, fill, with_output_note
 from cypherturn.protocols._settings import GUIDED_ACTIONS, Framing, TurnOutcome
 from cypherturn.sessions import ChainMode, Phenomenon, Session, Turn
 
@@ -112,11 +112,15 @@ def play_guided(
         ModelUnavailableError | ModelResponseError | EngineConnectionError: infrastructure failures.
     """
     prompts = env.prompts
-    system = fill(
-        prompts["guided_system"],
-        actions=action_prompt(prompts, env.settings.action_format),
-        efficiency=prompts["efficiency"],
-        schema=render_schema(env.executor.schema),
+    system = with_output_note(
+        fill(
+            prompts["guided_system"],
+            actions=action_prompt(prompts, env.settings.action_format),
+            efficiency=prompts["efficiency"],
+            schema=render_schema(env.executor.schema),
+        ),
+        prompts,
+        env.settings.output_note,
     )
     outcomes: list[TurnOutcome] = []
     for turn in session.turns[len(prior) :]:

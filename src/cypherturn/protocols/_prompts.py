@@ -15,7 +15,15 @@ from pydantic import BaseModel, ConfigDict
 from cypherturn.errors import ConfigError
 from cypherturn.protocols._settings import ActionFormat
 
-__all__ = ["PROMPT_NAMES", "PROMPT_VERSION", "PromptSet", "action_prompt", "fill", "load_prompts"]
+__all__ = [
+    "PROMPT_NAMES",
+    "PROMPT_VERSION",
+    "PromptSet",
+    "action_prompt",
+    "fill",
+    "load_prompts",
+    "with_output_note",
+]
 
 PROMPT_VERSION = 1
 """Version of the packaged prompt files used by default."""
@@ -30,6 +38,7 @@ PROMPT_NAMES = (
     "agentic_turn",
     "horizon",
     "simulator_system",
+    "output",
 )
 """Every prompt file a version must provide."""
 
@@ -50,7 +59,7 @@ class PromptSet(BaseModel):
     def __getitem__(self, name: str) -> str:
         return self.texts[name]
 
-    def digest(self, action_format: ActionFormat | None = None) -> str:
+    def digest(self, action_format: ActionFormat | None = None, *, output_note: bool = False) -> str:
         """SHA-256 over the names and texts, in name order (hex, 16 characters).
 
         Args:
@@ -58,14 +67,18 @@ class PromptSet(BaseModel):
                 for text, ``actions_tools`` for tools); ``None`` hashes every text.
                 A text-format run's digest is thus the one recorded before
                 ``actions_tools`` existed, and such runs still resume.
+            output_note: also hash the ``output`` note (a run with
+                :attr:`~cypherturn.protocols.ProtocolSettings.output_note` on); without
+                it a run gets the digest recorded before the note existed, and resumes.
         """
         unused = {
             None: "",
             ActionFormat.TEXT: "actions_tools",
             ActionFormat.TOOLS: "actions",
         }[action_format]
+        skipped = {unused} if output_note else {unused, "output"}
         h = hashlib.sha256()
-        for name in sorted(n for n in self.texts if n != unused):
+        for name in sorted(n for n in self.texts if n not in skipped):
             h.update(name.encode())
             h.update(b"\0")
             h.update(self.texts[name].encode())
@@ -76,6 +89,17 @@ class PromptSet(BaseModel):
 def action_prompt(prompts: PromptSet, action_format: ActionFormat) -> str:
     """The action-space description for a format: ``actions`` (text) or ``actions_tools``."""
     return prompts["actions_tools" if action_format is ActionFormat.TOOLS else "actions"]
+
+
+def with_output_note(system: str, prompts: PromptSet, output_note: bool) -> str:
+    """``system`` followed by the ``output`` note (column naming) when ``output_note`` is on.
+
+    The note is a harness setting of ours, not the paper's (issue 16): it states the
+    benchmark's output convention, one column named after the property key
+    (``name``), ``count``, or ``<function>_<key>``, which EX compares (column names
+    included, CypherTurn §6). Off, the system prompt is the paper's.
+    """
+    return f"{system}\n\n{prompts['output']}" if output_note else system
 
 
 def load_prompts(version: int = PROMPT_VERSION) -> PromptSet:

@@ -63,6 +63,7 @@ _HARNESS_DEFAULTS: dict[str, Any] = {
     "grounding": AgentGrounding(),
     "framing": Framing.PAPER,
     "decoding_guards": False,
+    "output_note": False,
 }
 """Settings added after runs were recorded, with the values those runs played under."""
 
@@ -87,8 +88,11 @@ class ProtocolSettings(BaseModel):
         decoding_guards: GGUF models stop at the harness's observation headers
             (:data:`~cypherturn.protocols.OBSERVATION_STOPS`) and when the completion
             repeats itself (``finish_reason="repetition"``); other models ignore it.
+        output_note: the system prompt ends with the ``output`` prompt, which states
+            the benchmark's column naming (``name``, ``count``, ``avg_price``); EX
+            compares column names. Off by default: the paper's prompt has no such note.
 
-    ``grounding``, ``framing`` and ``decoding_guards`` are left out of the serialized
+    ``grounding``, ``framing``, ``decoding_guards`` and ``output_note`` are left out of the serialized
     settings while they hold their defaults, so a run recorded before they existed
     keeps its configuration digest and resumes; a run with any of them changed
     records it in ``bench_config.json``.
@@ -106,6 +110,7 @@ class ProtocolSettings(BaseModel):
     grounding: AgentGrounding = Field(default_factory=AgentGrounding)
     framing: Framing = Framing.PAPER
     decoding_guards: bool = False
+    output_note: bool = False
 
     @model_serializer(mode="wrap")
     def _compact(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
