@@ -32,6 +32,7 @@ __all__ = [
     "QueryCostError",
     "QueryError",
     "QueryTimeoutError",
+    "RunInterrupted",
     "UnknownLabelError",
     "UnknownPropertyError",
     "UnknownRelationshipTypeError",
@@ -172,6 +173,14 @@ class WriteRefusedError(QueryError):
     def __init__(self, engine_message: str, query: str = "", clause: str = "") -> None:
         super().__init__(engine_message, query)
         self.clause = clause
+
+
+class RunInterrupted(CypherTurnError):
+    """A batch run was interrupted (Ctrl-C, SIGTERM): a worker stops after its current step.
+
+    What was logged stays on disk, and the next run with the same configuration
+    resumes from it.
+    """
 
 
 class ModelError(CypherTurnError):

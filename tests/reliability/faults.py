@@ -273,6 +273,8 @@ class KillResult:
         resumed_rc: the rerun's exit status.
         resumed_stderr: the rerun's stderr.
         seconds_to_kill: from start to the kill, seconds.
+        seconds_to_exit: from the signal to the child's exit, seconds.
+        killed_stderr: the killed child's stderr.
     """
 
     records_at_kill: int
@@ -280,6 +282,8 @@ class KillResult:
     resumed_rc: int
     resumed_stderr: str
     seconds_to_kill: float
+    seconds_to_exit: float
+    killed_stderr: str
 
 
 def kill_and_resume(
@@ -289,8 +293,12 @@ def kill_and_resume(
     *,
     kill_at: int,
     timeout_s: float = 300.0,
+    signum: int = signal.SIGKILL,
+    before_rerun: Callable[[], None] | None = None,
 ) -> KillResult:
-    """Run ``cypherturn ARGS``, SIGKILL it once ``progress() >= kill_at``, rerun it to the end.
+    """Run ``cypherturn ARGS``, send ``signum`` once ``progress() >= kill_at``, rerun it to the end.
+
+    ``before_rerun`` is called once the killed child has exited.
 
     Raises:
         AssertionError: the command finished (or timed out) before reaching ``kill_at``.
@@ -309,17 +317,23 @@ def kill_and_resume(
             if time.monotonic() - started > timeout_s:
                 raise AssertionError(f"{args[:2]} reached only {count} records in {timeout_s} s")
             time.sleep(0.05)
-        os.kill(child.pid, signal.SIGKILL)
+        os.kill(child.pid, signum)
         killed = time.monotonic() - started
-        child.wait(timeout=30)
+        child.wait(timeout=120)
+        exited = time.monotonic() - started - killed
     finally:
         if child.poll() is None:
             child.kill()
             child.wait()
         assert child.stderr is not None
+        killed_stderr = child.stderr.read()
         child.stderr.close()
+    if before_rerun is not None:
+        before_rerun()
     again = subprocess.run(command, env=env, capture_output=True, text=True, timeout=timeout_s)
-    return KillResult(count, child.returncode, again.returncode, again.stderr, killed)
+    return KillResult(
+        count, child.returncode, again.returncode, again.stderr, killed, exited, killed_stderr
+    )
 
 
 @dataclass
@@ -447,6 +461,8 @@ class ResumeFigures:
         resumed_rc: exit status of the rerun.
         traceback: the rerun printed a traceback.
         servers_left: embedded servers of the run's ``CYPHERTURN_HOME`` still running.
+        seconds_to_exit: from the signal to the killed run's exit, seconds.
+        killed_traceback: the killed run printed a traceback.
     """
 
     expected: int
@@ -458,12 +474,22 @@ class ResumeFigures:
     resumed_rc: int
     traceback: bool
     servers_left: int
+    seconds_to_exit: float = 0.0
+    killed_traceback: bool = False
 
 
 def kill_resume(
-    kind: str, root: Path, *, bench: Path | None = None, delay_s: float = 0.3, kill_at: int = 6
+    kind: str,
+    root: Path,
+    *,
+    bench: Path | None = None,
+    delay_s: float = 0.3,
+    kill_at: int = 6,
+    signum: int = signal.SIGKILL,
 ) -> ResumeFigures:
-    """Kill -9 a ``bench run`` (``kind="bench"``) or ``qer run`` (``"qer"``) mid-way, resume, compare.
+    """Kill a ``bench run`` (``kind="bench"``) or ``qer run`` (``"qer"``) mid-way, resume, compare.
+
+    ``signum`` is SIGKILL by default; SIGINT (Ctrl-C) and SIGTERM are the orderly stops.
 
     Both runs use their own ``CYPHERTURN_HOME`` under ``root`` and the stub
     endpoint (each answer after ``delay_s``). Records of the killed run are
@@ -491,7 +517,14 @@ def kill_resume(
         reference = run_cli(ref_args, env)
         assert reference.exit == 0, reference.stderr_lines
         stub.delay_s = delay_s
-        result = kill_and_resume(run_args, env, progress, kill_at=kill_at)
+        result = kill_and_resume(
+            run_args,
+            env,
+            progress,
+            kill_at=kill_at,
+            signum=signum,
+            before_rerun=lambda: setattr(stub, "delay_s", 0.0),
+        )
     keys = bench_keys if kind == "bench" else qer_keys
     ref = keys(root / f"{kind}-ref")
     got = keys(root / f"{kind}-kill")
@@ -507,6 +540,8 @@ def kill_resume(
         resumed_rc=result.resumed_rc,
         traceback="Traceback" in result.resumed_stderr,
         servers_left=len(servers_under(home)),
+        seconds_to_exit=result.seconds_to_exit,
+        killed_traceback="Traceback" in result.killed_stderr,
     )
 
 

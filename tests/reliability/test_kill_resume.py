@@ -9,8 +9,10 @@ was never killed.
 
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 
+import pytest
 from faults import kill_resume
 
 
@@ -29,6 +31,25 @@ def test_qer_run_killed_mid_run_resumes_without_loss_or_duplicates(tmp_path: Pat
     figures = kill_resume("qer", tmp_path, kill_at=4)
     assert figures.expected == 12
     assert figures.killed_rc == -9 and 4 <= figures.at_kill < figures.expected
+    assert figures.resumed_rc == 0 and not figures.traceback
+    assert (figures.lost, figures.duplicated, figures.different) == (0, 0, 0)
+    assert figures.servers_left == 0
+
+
+@pytest.mark.parametrize(
+    ("signum", "exit_code"), [(signal.SIGINT, 130), (signal.SIGTERM, 128 + signal.SIGTERM)]
+)
+def test_bench_run_stops_within_a_step_on_ctrl_c_or_sigterm_and_resumes(
+    built_bench: Path, tmp_path: Path, signum: int, exit_code: int
+) -> None:
+    # each model answer takes 2 s, so the running session has over 10 s left when the
+    # signal comes; the run stops after the step in progress, not after the session
+    figures = kill_resume(
+        "bench", tmp_path, bench=built_bench, kill_at=2, delay_s=2.0, signum=signum
+    )
+    assert figures.killed_rc == exit_code and not figures.killed_traceback
+    assert figures.seconds_to_exit < 6.0, figures.seconds_to_exit
+    assert 2 <= figures.at_kill < figures.expected == 25
     assert figures.resumed_rc == 0 and not figures.traceback
     assert (figures.lost, figures.duplicated, figures.different) == (0, 0, 0)
     assert figures.servers_left == 0

@@ -17,6 +17,7 @@ import fnmatch
 import hashlib
 import re
 import shutil
+import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -352,6 +353,8 @@ def run_benchmark(
             engine = engines(session.world)
             worlds[session.world] = (engine, engine.schema())
 
+    stop = threading.Event()
+
     def play(session: Session) -> SessionResult:
         engine, schema = worlds[session.world]
         return run_session(
@@ -367,6 +370,7 @@ def run_benchmark(
             config_digest=digest,
             resume=kept[session.session_id],
             on_turn=on_turn,
+            stop=stop,
         )
 
     # with several workers: interrupted sessions first, then most turns left first,
@@ -390,6 +394,7 @@ def run_benchmark(
             SessionResult(session.session_id, SessionStatus.INFRA_FAILURE, error=str(error))
         ),
         concurrency=concurrency,
+        stop=stop,
     )
 
     ordered = [results[i] for i in ids]

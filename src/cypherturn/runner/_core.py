@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from pathlib import Path
@@ -112,6 +113,7 @@ def run_batch(
     on_failed: Callable[[T, ModelError | EngineConnectionError], None],
     concurrency: int = 1,
     name: str = "cypherturn-run",
+    stop: threading.Event | None = None,
 ) -> None:
     """Play tasks on worker threads, handing each outcome to the calling thread as it finishes.
 
@@ -129,6 +131,10 @@ def run_batch(
             the batch continues.
         concurrency: worker threads.
         name: the worker threads' name prefix.
+        stop: set when the batch is interrupted, before it waits for the running
+            tasks; a ``play`` that checks it between its steps (a bench session
+            after every logged action) ends early, so Ctrl-C or SIGTERM stops a run
+            within one step instead of after every running session.
 
     Raises:
         ConfigError: ``concurrency < 1``.
@@ -175,6 +181,8 @@ def run_batch(
                 drain(2 * concurrency - 1)
             drain(0)
         except BaseException:
+            if stop is not None:
+                stop.set()
             for future in pending:
                 future.cancel()
             wait(pending)

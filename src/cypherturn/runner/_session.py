@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import threading
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -12,6 +13,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from cypherturn.agent import ActionExecutor, ActionStep, TurnEnd, UserSimulator, tool_definitions
+from cypherturn.errors import RunInterrupted
 from cypherturn.graph import GraphEngine, GraphSchema
 from cypherturn.models import ChatModel
 from cypherturn.protocols import (
@@ -164,6 +166,7 @@ def run_session(
     config_digest: str = "",
     resume: Sequence[FinishedTurn] = (),
     on_turn: Callable[[TurnRecord], None] | None = None,
+    stop: threading.Event | None = None,
 ) -> SessionResult:
     """Play one session under a protocol and log every action as it happens.
 
@@ -190,6 +193,8 @@ def run_session(
         config_digest: digest of the run configuration, recorded in the log.
         resume: the turns an interrupted run of this session finished, in order.
         on_turn: called with each played turn's record once it is logged.
+        stop: checked after every logged action; once set, the session ends there
+            (its log ends mid-turn, as after a crash, and resumes from that turn).
 
     Returns:
         The :class:`SessionResult` (records of resumed and played turns).
@@ -197,6 +202,7 @@ def run_session(
     Raises:
         DatasetError: the log cannot be written, or ``resume`` is not the
             session's first turns.
+        RunInterrupted: ``stop`` was set.
     """
     prompts = prompts or load_prompts()
     executor = ActionExecutor(engine, schema=schema)
@@ -220,6 +226,11 @@ def run_session(
     def emit(event: SessionStarted | StepLogged | TurnFinished | SessionFinished) -> None:
         if log is not None:
             log.append(event)
+
+    def log_step(step: ActionStep) -> None:
+        emit(StepLogged(step=step))
+        if stop is not None and stop.is_set():
+            raise RunInterrupted(f"session {session.session_id} stopped: the run was interrupted")
 
     def finish_turn(outcome: TurnOutcome) -> None:
         record = turn_record(outcome, session, run_id=run_id, model=model.spec, settings=settings)
@@ -262,7 +273,7 @@ def run_session(
             executor=executor,
             prompts=prompts,
             settings=settings,
-            on_step=lambda step: emit(StepLogged(step=step)),
+            on_step=log_step,
             on_turn=finish_turn,
             simulator=simulator,
         )
