@@ -275,6 +275,25 @@ def test_read_cypher_reports_findings_limits_and_reversed_arrow_repair(town: Gra
         rows = capped.structured_content
         assert rows is not None and rows["row_count"] == 2 and rows["truncated"] is True
 
+        # a count of 0 answers nothing, like no rows: the literal is checked and repaired
+        counted = await client.call_tool(
+            "read_cypher",
+            {
+                "query": "MATCH (p:Person)-[:LIVES_IN]->(:City {name: 'LONDON'}) RETURN count(p) AS n"
+            },
+        )
+        body = counted.structured_content
+        assert body is not None and body["rows"] == [[2]], body
+        assert [r["code"] for r in body["repairs"]] == ["value_not_found"]
+        assert "'London'" in body["query"] and "'LONDON'" in body["submitted"]
+        missing = await client.call_tool(
+            "read_cypher",
+            {"query": "MATCH (c:City {name: 'Paris'}) RETURN count(c) AS n", "repair": False},
+        )
+        body = missing.structured_content
+        assert body is not None and body["rows"] == [[0]] and body["repairs"] == []
+        assert [f["code"] for f in body["findings"]] == ["value_not_found"]
+
     _in_process(town, check, row_cap=100)
 
 

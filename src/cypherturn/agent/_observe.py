@@ -26,14 +26,12 @@ from cypherturn.grounding import (
     CheckReport,
     Finding,
     GraphIndex,
-    apply_edits,
     check_query,
-    check_values,
     error_hint,
     graph_index,
+    ground_values,
     repair_query,
 )
-from cypherturn.strategies import looks_empty
 
 __all__ = [
     "CURRENT_TURN_ROWS",
@@ -260,16 +258,18 @@ class ActionExecutor:
         observed = Observation(text="Submitted.")
         if not submit or grounding.values:
             result, error = self._run(query)
-            if result is not None and grounding.values and looks_empty(result):
-                value_findings = check_values(query, index)
-                if grounding.repair:
-                    repaired, applied = apply_edits(query, value_findings)
-                    rerun, _ = self._run(repaired) if applied else (None, None)
-                    if rerun is not None:
-                        repairs += applied
-                        query, result = repaired, rerun
-                        value_findings = check_values(query, index) if looks_empty(rerun) else []
-                findings += value_findings
+            if grounding.values:
+                grounded = ground_values(
+                    query,
+                    (result, error),
+                    index,
+                    run=self._run,
+                    result_of=lambda outcome: outcome[0],
+                    repair=grounding.repair,
+                )
+                query, (result, error) = grounded.query, grounded.outcome
+                repairs += grounded.repairs
+                findings += grounded.findings
             if error is not None and grounding.check:
                 hint = error_hint(_engine_message(error.engine_message))
             if not submit:

@@ -27,7 +27,13 @@ from cypherturn.grounding._index import (
 )
 from cypherturn.grounding._link import ValueLink, link_values, render_links
 from cypherturn.grounding._question import check_question, question_thresholds
-from cypherturn.grounding._repair import MAX_REPAIR_ROUNDS, repair_query
+from cypherturn.grounding._repair import (
+    MAX_REPAIR_ROUNDS,
+    ValueGrounding,
+    ground_values,
+    looks_empty,
+    repair_query,
+)
 
 __all__ = [
     "DEFAULT_VALUE_BUDGET_CHARS",
@@ -41,6 +47,7 @@ __all__ = [
     "GraphIndex",
     "PropertyValues",
     "QueryFacts",
+    "ValueGrounding",
     "ValueLink",
     "apply_edits",
     "check_query",
@@ -49,7 +56,9 @@ __all__ = [
     "error_hint",
     "flip_relationship",
     "graph_index",
+    "ground_values",
     "link_values",
+    "looks_empty",
     "query_facts",
     "question_thresholds",
     "render_links",

@@ -4,14 +4,32 @@ One repair can expose another (a flipped arrow makes a property check
 possible), so edits are applied in rounds, each on the query the previous round
 produced, with a fresh check after each. Shared by the ``ras+`` strategy and
 the agent's grounded EXECUTE_CYPHER / SUBMIT_ANSWER.
+
+After a query ran, :func:`ground_values` checks the literals of a result that
+answers nothing (:func:`looks_empty`) against the stored values and reruns a
+case-repaired query: one procedure for ``ras+``, the agent and the MCP server's
+``read_cypher``.
 """
 
 from __future__ import annotations
 
-from cypherturn.grounding._check import CheckReport, Finding, apply_edits, check_query
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Generic, TypeVar
+
+from cypherturn.graph import QueryResult
+from cypherturn.grounding._check import (
+    CheckReport,
+    Finding,
+    apply_edits,
+    check_query,
+    check_values,
+)
 from cypherturn.grounding._index import GraphIndex
 
-__all__ = ["MAX_REPAIR_ROUNDS", "repair_query"]
+__all__ = ["MAX_REPAIR_ROUNDS", "ValueGrounding", "ground_values", "looks_empty", "repair_query"]
+
+R = TypeVar("R")
 
 MAX_REPAIR_ROUNDS = 3
 """Check-and-repair rounds at most; in practice a second round is rare and a third never changes more."""
@@ -44,3 +62,74 @@ def repair_query(
         query = repaired
         report = check_query(query, index)
     return query, repairs, report
+
+
+def looks_empty(result: QueryResult) -> bool:
+    """True for no rows, or rows whose every value is null, 0, an empty list or string.
+
+    ``count(...)`` over a pattern that matched nothing returns one row holding 0,
+    the same non-answer as no rows, so both get the value check.
+    """
+    return all(value in (None, 0, "", []) for row in result.rows for value in row)
+
+
+@dataclass(frozen=True, slots=True)
+class ValueGrounding(Generic[R]):
+    """What :func:`ground_values` made of one run.
+
+    Attributes:
+        query: the query whose outcome ``outcome`` is (the repaired one when a
+            repair was applied and its rerun executed).
+        outcome: the caller's run outcome for ``query``.
+        repairs: the value findings whose edits were applied (empty: none).
+        findings: the value findings that remain (literals no stored value matches).
+    """
+
+    query: str
+    outcome: R
+    repairs: list[Finding] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+
+
+def ground_values(
+    query: str,
+    outcome: R,
+    index: GraphIndex,
+    *,
+    run: Callable[[str], R],
+    result_of: Callable[[R], QueryResult | None],
+    repair: bool,
+) -> ValueGrounding[R]:
+    """Check an empty-looking result's literals against the stored values; rerun a repair.
+
+    When ``result_of(outcome)`` executed and :func:`looks_empty`, every compared
+    literal is looked up (:func:`~cypherturn.grounding.check_values`); with
+    ``repair``, the unique case-insensitive substitutions are applied and the
+    query is run again through ``run``. The rerun is kept when it executed, and
+    its literals are checked again only if it is still empty.
+
+    Args:
+        query: the query that ran.
+        outcome: what running it gave, in the caller's terms.
+        index: the graph's index (its engine answers the lookups).
+        run: runs a query and returns the caller's outcome (may raise).
+        result_of: the :class:`QueryResult` of an outcome, ``None`` when it failed.
+        repair: apply the value repairs.
+
+    Returns:
+        The :class:`ValueGrounding`; ``query`` and ``outcome`` unchanged with no
+        findings when the result did not look empty or did not execute.
+    """
+    result = result_of(outcome)
+    if result is None or not looks_empty(result):
+        return ValueGrounding(query, outcome)
+    findings = check_values(query, index)
+    if repair:
+        repaired, applied = apply_edits(query, findings)
+        if applied:
+            rerun = run(repaired)
+            rerun_result = result_of(rerun)
+            if rerun_result is not None:
+                remaining = check_values(repaired, index) if looks_empty(rerun_result) else []
+                return ValueGrounding(repaired, rerun, applied, remaining)
+    return ValueGrounding(query, outcome, [], findings)

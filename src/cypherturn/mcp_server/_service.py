@@ -32,11 +32,10 @@ from cypherturn.graph import (
 from cypherturn.grounding import (
     Finding,
     GraphIndex,
-    apply_edits,
     check_query,
-    check_values,
     error_hint,
     graph_index,
+    ground_values,
     repair_query,
 )
 from cypherturn.models import ChatModel
@@ -411,7 +410,8 @@ class GraphService:
         (:func:`~cypherturn.grounding.check_query`) runs and, with ``repair``,
         its unambiguous edits are applied
         (:func:`~cypherturn.grounding.repair_query`, up to three rounds); the query runs
-        read-only; an empty result has its compared literals checked against
+        read-only; a result that answers nothing (no rows, or only 0 and nulls:
+        :func:`~cypherturn.grounding.looks_empty`) has its compared literals checked against
         the stored values (:func:`~cypherturn.grounding.check_values`) and a
         case-only mismatch repaired and rerun. Every repair is reported.
 
@@ -451,15 +451,17 @@ class GraphService:
                 report = check_query(current, index)
             findings = list(report.findings)
             result = self._run(current, params, timeout, cap, findings)
-            if not result.rows:
-                value_findings = check_values(current, index)
-                repaired, applied = apply_edits(current, value_findings) if repair else ("", [])
-                if applied:
-                    rerun = self._run(repaired, params, timeout, cap, findings)
-                    repairs += applied
-                    current, result = repaired, rerun
-                    value_findings = check_values(current, index) if not rerun.rows else []
-                findings += value_findings
+            grounded = ground_values(
+                current,
+                result,
+                index,
+                run=lambda query: self._run(query, params, timeout, cap, findings),
+                result_of=lambda outcome: outcome,
+                repair=repair,
+            )
+            current, result = grounded.query, grounded.outcome
+            repairs += grounded.repairs
+            findings += grounded.findings
         return ReadResult(
             query=current,
             submitted=submitted,

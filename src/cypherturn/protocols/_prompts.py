@@ -59,7 +59,9 @@ class PromptSet(BaseModel):
     def __getitem__(self, name: str) -> str:
         return self.texts[name]
 
-    def digest(self, action_format: ActionFormat | None = None, *, output_note: bool = False) -> str:
+    def digest(
+        self, action_format: ActionFormat | None = None, *, output_note: bool = False
+    ) -> str:
         """SHA-256 over the names and texts, in name order (hex, 16 characters).
 
         Args:

@@ -54,10 +54,11 @@ from cypherturn.grounding import (
     apply_edits,
     check_query,
     check_question,
-    check_values,
     error_hint,
     graph_index,
+    ground_values,
     link_values,
+    looks_empty,
     render_links,
     repair_query,
     schema_grammar,
@@ -310,20 +311,18 @@ class GroundedStrategy:
             error_class, error_message = ErrorClass.SYNTAX, EMPTY_EXTRACTION_MESSAGE
         else:
             result, error_class, error_message = _execute(engine, query, config)
-            if result is not None and looks_empty(result) and self.parts.values:
-                value_findings = check_values(query, index)
-                if self.parts.repair:
-                    repaired, applied = apply_edits(query, value_findings)
-                    if applied:
-                        rerun, rerun_class, rerun_message = _execute(engine, repaired, config)
-                        if rerun is not None:
-                            repairs += applied
-                            query, result = repaired, rerun
-                            error_class, error_message = rerun_class, rerun_message
-                            value_findings = (
-                                check_values(query, index) if looks_empty(rerun) else []
-                            )
-                findings += value_findings
+            if self.parts.values:
+                grounded = ground_values(
+                    query,
+                    (result, error_class, error_message),
+                    index,
+                    run=lambda q: _execute(engine, q, config),
+                    result_of=lambda outcome: outcome[0],
+                    repair=self.parts.repair,
+                )
+                query, (result, error_class, error_message) = grounded.query, grounded.outcome
+                repairs += grounded.repairs
+                findings += grounded.findings
         execution_s = time.perf_counter() - started
         attempt = attempt_record(
             index=t,
@@ -372,15 +371,6 @@ def answer_key(result: QueryResult) -> tuple[str, ...]:
         return repr(v)
 
     return tuple(sorted("|".join(sorted(value(v) for v in row)) for row in result.rows))
-
-
-def looks_empty(result: QueryResult) -> bool:
-    """True for no rows, or rows whose every value is null, 0, an empty list or string.
-
-    ``count(...)`` over a pattern that matched nothing returns one row holding 0,
-    the same non-answer as no rows, so both get the value check.
-    """
-    return all(value in (None, 0, "", []) for row in result.rows for value in row)
 
 
 def _verdict(result: QueryResult | None, findings: list[Finding]) -> Verdict:
