@@ -8,6 +8,7 @@ one slow test runs the bundled SmolLM2-135M and asserts only the guarantee.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 
@@ -21,7 +22,7 @@ from cypherturn.answers import (
     unsupported_numbers,
 )
 from cypherturn.graph import GraphEngine, QueryResult
-from cypherturn.models import ReplayChatModel
+from cypherturn.models import ChatMessage, ChatResponse, ReplayChatModel
 
 
 @pytest.fixture
@@ -128,6 +129,29 @@ def test_an_invented_name_falls_back_to_the_template(shop: GraphEngine) -> None:
     assert answer.source == "template" and answer.text == template_answer(result)
     assert answer.unsupported_names == ["Philips"] and answer.unsupported == []
     assert answer.reason == "names not in the rows: Philips" and answer.model_text == invented
+
+
+class CutOffModel(ReplayChatModel):
+    """Replays, reporting every reply as cut off at the token cap (``finish_reason="length"``)."""
+
+    def chat(self, messages: list[ChatMessage], **options: Any) -> ChatResponse:
+        return super().chat(messages, **options).model_copy(update={"finish_reason": "length"})
+
+
+def test_an_answer_cut_off_at_the_token_cap_keeps_its_complete_sentences(
+    shop: GraphEngine,
+) -> None:
+    query = "MATCH (p:Product) RETURN p.name AS name, p.stock AS stock ORDER BY stock DESC"
+    result = shop.execute(query)
+    cut = "Chair has the most, 40. Lamp has 12, and Desk has"
+    kept = answer_in_words(CutOffModel([cut]), "Stock?", query, result)
+    assert kept.source == "model" and kept.text == "Chair has the most, 40."
+    assert kept.model_text == cut and kept.reason is None
+    # one unfinished sentence leaves nothing: the template answers instead
+    run_on = "There are 40 chairs, 12 lamps and"
+    replaced = answer_in_words(CutOffModel([run_on]), "Stock?", query, result, max_tokens=10)
+    assert replaced.source == "template" and replaced.text == template_answer(result)
+    assert replaced.reason == "the model's answer was cut off at 10 tokens"
 
 
 def test_no_rows_says_so_without_a_model_call(shop: GraphEngine) -> None:

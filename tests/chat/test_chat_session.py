@@ -234,3 +234,20 @@ def test_scope_words_match_the_schema(town: GraphEngine) -> None:
     assert scope_problem("and in 2020?", index, follows=False) is None  # a number may be data
     assert scope_problem("cool, how many", index, follows=True) is None
     assert scope_problem("What will the weather be tomorrow?", index, follows=True) is not None
+    # a capitalised word counts when the graph stores it, inside a longer value too
+    assert scope_problem("What will the weather be in Paris tomorrow?", index, follows=False)
+    assert scope_problem("Tell me about Lovelace", index, follows=False) is None
+
+
+def test_a_name_is_looked_up_in_properties_whose_values_are_not_all_listed(
+    make_engine: Callable[..., GraphEngine],
+) -> None:
+    engine = make_engine("manynames")
+    engine.write(
+        "UNWIND range(1, 60) AS i CREATE (:Member {name: 'Member ' + toString(i)})"
+        " WITH count(*) AS made CREATE (:Member {name: 'Zebedee Quill'})"
+    )
+    index = graph_index(engine)
+    assert not index.values[("Member", "name")].complete
+    assert scope_problem("Tell me about Zebedee", index, follows=False) is None
+    assert scope_problem("Tell me about Yolanda", index, follows=False) is not None

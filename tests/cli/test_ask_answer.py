@@ -112,6 +112,22 @@ def test_json_without_answer_has_a_null_answer(
     assert code == 0 and json.loads(out)["answer"] is None
 
 
+def test_a_result_no_stored_data_matches_is_said_plainly_not_answered(
+    people: GraphEngine, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # 'Grace' is stored nowhere: the count of 0 is no answer, and no answer is written
+    grace = "MATCH (p:Person {name: 'Grace'}) RETURN count(p) AS people"
+    model = _replay(tmp_path, grace, grace)
+    code, out, _ = _run(capsys, *_ask(people, model, "-n", "2"))
+    assert code == 0
+    assert "This graph cannot answer that: no stored data matches it" in out
+    assert "Answer" not in out
+    json_model = _replay(tmp_path, grace, grace)
+    code, out, _ = _run(capsys, *_ask(people, json_model, "-n", "2", "--json"))
+    record = json.loads(out)
+    assert record["answer"] is None and "'Grace'" in record["problem"]
+
+
 def _cypherturn(args: list[str], home: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "cypherturn", *args],

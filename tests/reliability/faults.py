@@ -687,6 +687,8 @@ def malformed_cases(root: Path) -> dict[str, tuple[list[str], str]]:
     bad_cypher.write_text("\n".join(script) + "\n", encoding="utf-8")
     replay = root / "replay.json"
     replay.write_text(json.dumps(["MATCH (n) RETURN count(n)"]), encoding="utf-8")
+    empty = root / "empty_replay.json"
+    empty.write_text("[]", encoding="utf-8")
     return {
         "truncated sessions JSONL": (["bench", "stats", str(truncated)], "truncated.jsonl:1"),
         "truncated run records": (["report", str(cut_run)], "scores.jsonl:1"),
@@ -717,4 +719,6 @@ def malformed_cases(root: Path) -> dict[str, tuple[list[str], str]]:
             ["ask", "q", "--model", "openai:m", "--base-url", "http://127.0.0.1:9/v1"],
             "http://127.0.0.1:9/v1",
         ),
+        # an empty replay would fail on its first call: the question is refused before any
+        "blank question": (["ask", "   ", "--model", f"replay:{empty}"], "the question is empty"),
     }

@@ -43,6 +43,7 @@ _SYSTEM = (
     "You answer a question about a graph database from the rows its query returned. "
     "Write one or two short sentences in plain English. Use only the rows: every number "
     "you write must appear in the rows, or be the number of rows. Write numbers as digits. "
+    "With more than five rows, name the first few and say how many rows there are. "
     "Do not mention Cypher, queries, columns or rows."
 )
 
@@ -317,6 +318,15 @@ def answer_prompt(question: str, query: str, result: QueryResult) -> list[ChatMe
     return [ChatMessage(role="system", content=_SYSTEM), ChatMessage(role="user", content=body)]
 
 
+_SENTENCE_END = re.compile(r"[.!?](?=\s|$)")
+
+
+def _complete_sentences(text: str) -> str:
+    """``text`` up to the end of its last complete sentence (empty when none ends)."""
+    ends = [m.end() for m in _SENTENCE_END.finditer(text)]
+    return text[: ends[-1]].strip() if ends else ""
+
+
 def answer_in_words(
     model: ChatModel,
     question: str,
@@ -330,7 +340,8 @@ def answer_in_words(
     """Write the answer in words to ``question`` from ``result``, and check its numbers.
 
     The model decodes greedily (temperature 0) from :func:`answer_prompt`; its
-    pieces go to ``on_token`` as they are generated. The text is kept when every
+    pieces go to ``on_token`` as they are generated. A reply cut off at
+    ``max_tokens`` keeps its complete sentences only. The text is kept when every
     number and name in it is supported (:func:`unsupported_numbers`,
     :func:`unsupported_names`); otherwise, or when
     the reply is empty or the model fails, :func:`template_answer` is returned
@@ -368,11 +379,17 @@ def answer_in_words(
             seconds=time.perf_counter() - started,
         )
     written = response.text.strip()
+    if response.finish_reason == "length":
+        # a sentence cut off at the token cap may leave out rows and end mid-claim:
+        # keep the complete sentences, or fall back to the template when none is
+        written = _complete_sentences(written)
     checked = numbers_in(written)
     unsupported = unsupported_numbers(written, result, question)
     names = unsupported_names(written, result, question, query)
     reason: str | None = None
-    if not written:
+    if not written and response.finish_reason == "length":
+        reason = f"the model's answer was cut off at {max_tokens} tokens"
+    elif not written:
         reason = "the model wrote nothing"
     elif unsupported:
         reason = f"numbers not in the rows: {', '.join(unsupported)}"

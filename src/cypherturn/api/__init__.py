@@ -32,7 +32,7 @@ Example:
     >>> result.final_query, result.success  # doctest: +SKIP
 """
 
-from cypherturn.api._ask import AskConfig, ask, run_ask
+from cypherturn.api._ask import AskConfig, ask, require_question, run_ask
 from cypherturn.api._bench import (
     BenchBuildConfig,
     BenchBuildResult,
@@ -106,6 +106,7 @@ __all__ = [
     "qer_report",
     "quiet",
     "report",
+    "require_question",
     "run_ask",
     "run_benchmark",
     "run_qer",

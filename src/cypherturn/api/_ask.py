@@ -8,9 +8,10 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from cypherturn.api._engines import DEFAULT_GRAPH, connect
+from cypherturn.errors import ConfigError
 from cypherturn.graph import render_schema_prompt
 from cypherturn.grounding import graph_index
-from cypherturn.models import ChatModel, load_model
+from cypherturn.models import ChatModel, GGUFChatModel, load_model
 from cypherturn.strategies import (
     GroundedStrategy,
     StrategyConfig,
@@ -20,7 +21,7 @@ from cypherturn.strategies import (
     schema_examples,
 )
 
-__all__ = ["AskConfig", "ask", "run_ask"]
+__all__ = ["AskConfig", "ask", "require_question", "run_ask"]
 
 
 class AskConfig(BaseModel):
@@ -81,6 +82,19 @@ class AskConfig(BaseModel):
         return StrategyConfig(**settings)
 
 
+def require_question(question: str) -> str:
+    """``question`` stripped of surrounding blanks.
+
+    Raises:
+        ConfigError: nothing is left (an empty or blank question is refused before
+            any model call, by `ask`, `chat` and the API alike).
+    """
+    text = question.strip()
+    if not text:
+        raise ConfigError("the question is empty")
+    return text
+
+
 def run_ask(
     question: str,
     config: AskConfig,
@@ -107,12 +121,16 @@ def run_ask(
         Every attempt and the final query with its rows.
 
     Raises:
-        ConfigError: unknown strategy or model spec, bad option.
+        ConfigError: an empty question, unknown strategy or model spec, bad option.
         ModelError: the model cannot be loaded or reached.
         EngineConnectionError, DatasetError: as in :func:`~cypherturn.api.connect`.
     """
+    require_question(question)
     chosen = get_strategy(config.strategy, on_token=on_token)
     chat_model = model if model is not None else load_model(config.model, **config.model_options)
+    if isinstance(chat_model, GGUFChatModel):
+        # loaded here, so the first attempt's seconds are its own and not the load's
+        chat_model.load()
     strategy_config = config.strategy_config()
     with connect(config.graph, engine_url=config.engine_url, data_path=config.data_path) as engine:
         # ras+ builds the graph index anyway, and the index keeps its schema for the

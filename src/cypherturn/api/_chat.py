@@ -11,7 +11,7 @@ from types import TracebackType
 from pydantic import Field
 
 from cypherturn.answers import answer_in_words
-from cypherturn.api._ask import AskConfig
+from cypherturn.api._ask import AskConfig, require_question
 from cypherturn.api._engines import connect
 from cypherturn.chat import (
     HISTORY_TURNS,
@@ -238,8 +238,7 @@ class ChatSession:
             EngineConnectionError: the engine became unreachable.
         """
         engine, index, model = self._open()
-        if not question.strip():
-            raise ConfigError("the question is empty")
+        require_question(question)
         started = time.perf_counter()
         history = chat_history(
             [t for t in self._turns if t.outcome == "answered"],

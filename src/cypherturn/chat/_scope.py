@@ -7,10 +7,10 @@ Two deterministic checks, one before the model and one after the strategy:
   words, and the stored values of low-cardinality string properties), each word
   reduced to a crude stem (``crimes`` -> ``crime``, ``investigated`` ->
   ``investigat``, ``people`` -> ``person``). A question that shares no word
-  with it, names no proper noun, quoted text or number (which may be a stored
-  value the index does not list, or compare a property the question calls by
-  another name) and is not a follow-up of an earlier answered turn is out of
-  scope, and the model is not called.
+  with it, holds no quoted text or number (which may compare a property the
+  question calls by another name), has a content word no string property
+  stores (so it is not all names: "Who is Hillard?"), and is not a follow-up
+  of an earlier answered turn is out of scope, and the model is not called.
 - :func:`result_problem`: the grounded strategy (``ras+``) found no acceptable
   candidate: no query executed, or the selected one still breaks the schema
   (verdict ``flagged``), or it returned no rows that a check explains (a
@@ -114,16 +114,39 @@ def _matches(word: str, vocabulary: set[str]) -> bool:
     )
 
 
-def _names_something(question: str) -> bool:
-    """A quoted text, a number or a capitalised word past the first: possibly a stored value.
+def _names_something(question: str, index: GraphIndex) -> bool:
+    """A quoted text or a number, or content words that are all stored values.
 
     A number ("older than 90", "in 2020") may be compared with a property the
-    question names by a synonym the schema does not use ("patients" for ``Case``).
+    question names by a synonym the schema does not use ("patients" for ``Case``),
+    and quoted text may be a value in another spelling. Otherwise every content
+    word must be held by some string property (case ignored, inside a longer
+    value too): "Who is Hillard?" names an officer's surname, while "What will
+    the weather be like in London tomorrow?" is not about a Manchester crime
+    graph although some address there says "London" (nothing stores "weather").
     """
     if re.search(r"['\"][^'\"]{2,}['\"]|\d", question):
         return True
-    words = _WORD.findall(question)
-    return any(w[0].isupper() and w.lower() not in _STOP for w in words[1:])
+    words = [w for w in _words(question) if w.lower() not in _STOP and len(w) >= 3]
+    return bool(words) and all(_stored_anywhere(w, index) for w in words)
+
+
+def _stored_anywhere(word: str, index: GraphIndex) -> bool:
+    """Whether a string property of the graph holds ``word`` (case ignored, inside a value too).
+
+    Listed values are read first; the others are looked up, one query per property,
+    until one holds it. Without an engine the answer is yes (it cannot be ruled out).
+    """
+    lowered = word.lower()
+    if any(lowered in v.lower() for pv in index.values.values() for v in pv.values):
+        return True
+    if index.engine is None:
+        return True
+    return any(
+        index.value_exists(owner, key, lowered, "CONTAINS", fold="lower")
+        for (owner, key), pv in index.values.items()
+        if not pv.complete
+    )
 
 
 def refers_back(question: str) -> bool:
@@ -178,7 +201,7 @@ def scope_problem(question: str, index: GraphIndex, *, follows: bool) -> str | N
     vocabulary = graph_vocabulary(index)
     if any(_matches(word, vocabulary) for word in stems):
         return None
-    if _names_something(question) or (follows and _is_follow_up(question)):
+    if (follows and _is_follow_up(question)) or _names_something(question, index):
         return None
     labels = ", ".join(sorted(index.labels)[:8]) or "nothing"
     return f"the question mentions nothing in this graph's schema (it holds: {labels})"

@@ -22,7 +22,8 @@ app = typer.Typer(
     add_completion=False,
 )
 console = Console()
-err_console = Console(stderr=True)
+# soft_wrap: an error is one line however long, so a log or a grep sees it whole
+err_console = Console(stderr=True, soft_wrap=True)
 
 
 @app.callback()

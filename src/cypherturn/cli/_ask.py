@@ -18,6 +18,7 @@ from rich.text import Text
 
 from cypherturn import api
 from cypherturn.answers import Answer, answer_in_words
+from cypherturn.chat import result_problem
 from cypherturn.cli._app import app, console
 from cypherturn.cli._exit import ExitCode
 from cypherturn.cli._options import (
@@ -37,6 +38,7 @@ from cypherturn.models import (
     ChatMessage,
     ChatModel,
     ChatResponse,
+    GGUFChatModel,
     ToolSpec,
     load_model,
 )
@@ -101,6 +103,7 @@ def ask(
     ``--json`` as ``answer.source = "template"`` with the reason).
     """
     started = time.perf_counter()
+    api.require_question(question)
     if not as_json:
         console.print(f"[bold]Question:[/] {escape(question)}")
         console.print(f"[dim]graph {graph} · strategy {strategy}@{budget} · model {model}[/]")
@@ -121,6 +124,10 @@ def ask(
     streaming = not as_json and console.is_terminal
     loaded = load_model(model, **config.model_options)
     quiet = as_json or streaming
+    if isinstance(loaded, GGUFChatModel):
+        # loaded before the first attempt, whose seconds are then its own
+        with nullcontext() if quiet else console.status("Loading the model..."):
+            loaded.load()
     with nullcontext() if quiet else console.status("Generating and executing Cypher..."):
         result = api.run_ask(
             question, config, model=StreamedModel(loaded, console) if streaming else loaded
@@ -128,7 +135,12 @@ def ask(
     if not as_json:
         print_trace(result)
     answer: Answer | None = None
-    if result.final_result is not None and not no_answer:
+    # as in chat: an empty result a check explains, or a query that still breaks the
+    # schema, is no answer, whatever its rows say (a count of 0 for a value not stored)
+    problem = result_problem(result) if result.success else None
+    if problem is not None and not as_json:
+        console.print(f"[bold yellow]This graph cannot answer that:[/] {escape(problem)}")
+    if result.final_result is not None and not no_answer and problem is None:
         stream = AnswerStream(console)
         with nullcontext() if quiet else console.status("Writing the answer..."):
             answer = answer_in_words(
@@ -144,6 +156,7 @@ def ask(
     if as_json:
         record = result.model_dump(mode="json")
         record["answer"] = answer.model_dump(mode="json") if answer is not None else None
+        record["problem"] = problem
         record["seconds"] = time.perf_counter() - started
         typer.echo(json.dumps(record))
     if not result.success:
