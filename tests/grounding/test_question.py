@@ -11,6 +11,7 @@ from cypherturn.grounding import (
     apply_edits,
     check_question,
     check_values,
+    graph_index,
     link_values,
     question_thresholds,
     render_links,
@@ -136,8 +137,6 @@ def test_links_reach_relationship_properties_and_values_not_listed(
     )
     crime.write("MATCH (a:Person {name: 'Ada'}), (b:Person {name: 'Grace'}) "
                 "CREATE (a)-[:KNOWS {how: 'Chess Club'}]->(b)")  # fmt: skip
-    from cypherturn.grounding import graph_index
-
     fresh = graph_index(crime)
     assert not fresh.values[("KNOWS", "how")].complete
     (link,) = [
@@ -147,6 +146,19 @@ def test_links_reach_relationship_properties_and_values_not_listed(
         "chess club", "how", "Chess Club", True,
     )  # fmt: skip
     assert "(:Person)-[:KNOWS {how: 'Chess Club'}]->(:Person)" in render_links([link], fresh)
+
+
+def test_a_word_naming_a_label_is_not_linked_to_a_value_it_starts(crime: GraphEngine) -> None:
+    crime.write(
+        "CREATE (:Vehicle {make: 'Ford'}), (:Crime {id: 'c4', type: 'Vehicle crime'}),"
+        " (:Crime {id: 'c5', type: 'Shoplifting'})"
+    )
+    fresh = graph_index(crime)
+    # 'vehicles' names the Vehicle label: no link to the type 'Vehicle crime'
+    assert link_values("how many vehicles are there?", fresh) == []
+    # a word that names no label still links to the value it starts
+    (link,) = link_values("how many shoplifting offences happened?", fresh)
+    assert (link.owner, link.key, link.value) == ("Crime", "type", "Shoplifting")
 
 
 def test_no_links_for_words_the_graph_does_not_store(index: GraphIndex) -> None:

@@ -21,7 +21,13 @@ __all__ = ["HISTORY_TURNS", "chat_history", "contextual_question"]
 HISTORY_TURNS = 3
 """Earlier answered turns shown to the model (the most recent ones)."""
 
-_CURRENT = "Current question (it may refer to the conversation above):"
+_CURRENT = (
+    "Current question (it may refer to the conversation above; build on the earlier Cypher "
+    "instead of copying values from its rows, which show 10 rows at most):"
+)
+"""Why the last clause: asked "Which of those types has the fewest crimes?" after a
+14-row count per type, Qwen2.5-Coder-1.5B filtered on three types copied from the
+shown rows instead of reordering the earlier query."""
 
 
 def chat_history(

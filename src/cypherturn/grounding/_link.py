@@ -122,7 +122,7 @@ def link_values(question: str, index: GraphIndex, *, limit: int = _MAX_LINKS) ->
     A phrase links to a stored value when, ignoring case, the value equals the
     phrase (or the phrase with its last word singular or without ``-ly``), or
     when a listed value of a low-cardinality property starts with a phrase word
-    of at least 6 letters. A phrase inside a longer linked phrase is not linked
+    of at least 6 letters that names no label. A phrase inside a longer linked phrase is not linked
     again; values of more than 60 characters are skipped. When one phrase's
     value is stored under several labels, types or keys, only those whose names
     the question's other words name most are kept ("taken orally" with "primary
@@ -148,7 +148,10 @@ def link_values(question: str, index: GraphIndex, *, limit: int = _MAX_LINKS) ->
             if len(stored) <= 60:
                 found.setdefault(stored.lower(), []).append((owner, key, stored, relationship))
     prefix: dict[str, list[tuple[str, str, str, bool]]] = {}
-    long_words = {t for t in terms if " " not in t and len(t) >= _PREFIX_MIN}
+    # a word that names a label means the label ("how many vehicles" counts Vehicle
+    # nodes), not a value that starts with it (Crime.type 'Vehicle crime')
+    labels = {label.lower() for label in index.labels}
+    long_words = {t for t in terms if " " not in t and len(t) >= _PREFIX_MIN and t not in labels}
     for (owner, key), pv in sorted(index.values.items()):
         if not pv.complete:
             continue
