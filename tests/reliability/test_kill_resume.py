@@ -48,7 +48,7 @@ def test_bench_run_stops_within_a_step_on_ctrl_c_or_sigterm_and_resumes(
         "bench", tmp_path, bench=built_bench, kill_at=2, delay_s=2.0, signum=signum
     )
     assert figures.killed_rc == exit_code and not figures.killed_traceback
-    assert figures.seconds_to_exit < 6.0, figures.seconds_to_exit
+    assert figures.seconds_to_exit < 8.0, figures.seconds_to_exit
     assert 2 <= figures.at_kill < figures.expected == 25
     assert figures.resumed_rc == 0 and not figures.traceback
     assert (figures.lost, figures.duplicated, figures.different) == (0, 0, 0)
