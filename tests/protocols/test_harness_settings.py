@@ -4,13 +4,23 @@ decoding guards, played on the real engine with a replay model, and how they are
 from __future__ import annotations
 
 import hashlib
+from typing import Any
 
 import pytest
 from helpers_protocols import act, play
 
-from cypherturn.agent import AgentGrounding, TurnEnd
+from cypherturn.agent import ActionExecutor, AgentGrounding, TurnEnd
 from cypherturn.graph import GraphEngine
-from cypherturn.protocols import ActionFormat, Framing, ProtocolSettings, load_prompts
+from cypherturn.models import ChatMessage, ChatResponse, GGUFChatModel, default_model_path
+from cypherturn.protocols import (
+    ActionFormat,
+    Framing,
+    ModelCaller,
+    ProtocolSettings,
+    load_prompts,
+    run_action_loop,
+)
+from cypherturn.protocols._loop import CUT_OFF, OBSERVATION_STOPS, REPEATING, RESAMPLE_TEMPERATURE
 from cypherturn.records import Action, ProtocolName
 from cypherturn.runner._batch import RunConfig
 from cypherturn.sessions import Session
@@ -190,3 +200,46 @@ def test_the_output_note_ends_the_system_prompt_only_when_on(
     assert ProtocolSettings(protocol=protocol, output_note=True).model_dump()["output_note"]
     prompts = load_prompts()
     assert prompts.digest(ActionFormat.TEXT) != prompts.digest(ActionFormat.TEXT, output_note=True)
+
+
+class ScriptedGGUF(GGUFChatModel):
+    """A GGUF model (the bundled file, never loaded) that returns scripted replies and records
+    the sampling settings and guards of every call."""
+
+    def __init__(self, replies: list[tuple[str, str]]) -> None:
+        super().__init__(default_model_path())
+        self.replies = list(replies)
+        self.settings: list[dict[str, Any]] = []
+
+    def chat(self, messages: list[ChatMessage], **options: Any) -> ChatResponse:
+        self.settings.append(options)
+        text, finish = self.replies.pop(0)
+        return ChatResponse(text=text, finish_reason=finish, prompt_tokens=1, completion_tokens=1)
+
+
+def test_the_call_after_a_guard_stopped_reply_is_sampled(heroes: GraphEngine) -> None:
+    runaway = '{"action": "SUBMIT_ANSWER", "input": "MATCH (h:Hero) WHERE h.power = 10000000000'
+    model = ScriptedGGUF(
+        [(runaway, "repetition"), (runaway, "length"), (act("SUBMIT_ANSWER", WRONG), "stop")]
+    )
+    caller = ModelCaller(model, temperature=0.0, max_tokens=64, seed=7)
+    messages = [ChatMessage(role="system", content="s"), ChatMessage(role="user", content="q")]
+    result = run_action_loop(
+        call=caller,
+        messages=messages,
+        turn=1,
+        max_actions=3,
+        executor=ActionExecutor(heroes),
+        ask=lambda _question, _asks: ("", 0),
+        on_step=lambda _step: None,
+        footer=lambda left: f"{left} left",
+        guards=True,
+    )
+    assert [s.observation for s in result.steps[:2]] == [REPEATING, CUT_OFF]
+    assert result.submitted == WRONG
+    first, second, third = model.settings
+    assert first["temperature"] == 0.0 and first["seed"] == 7 and first["repetition_guard"]
+    # after each guard stop the next call samples, with a seed that depends on the context
+    assert second["temperature"] == third["temperature"] == RESAMPLE_TEMPERATURE
+    assert len({first["seed"], second["seed"], third["seed"]}) == 3
+    assert all(s["stop"] == OBSERVATION_STOPS for s in model.settings)
