@@ -22,6 +22,7 @@ from cypherturn.graph import (
 )
 from cypherturn.grounding import schema_grammar
 from cypherturn.models import default_model_path
+from cypherturn.models._gguf import _extra_buffer_types
 from cypherturn.models._grammar_sampling import RejectionLlama
 
 SCHEMA = GraphSchema(
@@ -43,8 +44,11 @@ PROMPTS = [
 @pytest.fixture(scope="module")
 def models() -> Iterator[tuple[Llama, RejectionLlama]]:
     path = str(default_model_path())
-    plain = Llama(model_path=path, n_ctx=1024, n_threads=2, verbose=False)
-    rejection = RejectionLlama(model_path=path, n_ctx=1024, n_threads=2, verbose=False)
+    # loaded as the product loads GGUF models: llama.cpp's AMX repacking segfaults on
+    # some virtual machines (cypherturn.models._gguf._extra_buffer_types)
+    with _extra_buffer_types(False):
+        plain = Llama(model_path=path, n_ctx=1024, n_threads=2, verbose=False)
+        rejection = RejectionLlama(model_path=path, n_ctx=1024, n_threads=2, verbose=False)
     yield plain, rejection
     plain.close()
     rejection.close()
@@ -105,13 +109,14 @@ def test_sampling_keeps_the_constrained_distribution(
 
 def test_the_completion_logprob_is_the_models_own(models: tuple[Llama, RejectionLlama]) -> None:
     _, rejection = models
-    reference = Llama(
-        model_path=str(default_model_path()),
-        n_ctx=1024,
-        n_threads=2,
-        verbose=False,
-        logits_all=True,
-    )
+    with _extra_buffer_types(False):
+        reference = Llama(
+            model_path=str(default_model_path()),
+            n_ctx=1024,
+            n_threads=2,
+            verbose=False,
+            logits_all=True,
+        )
     try:
         for prompt in PROMPTS[:2]:
             expected = reference.create_completion(
