@@ -6,7 +6,11 @@ not a fair sample (a world's sessions are built persona by persona). The
 subset takes ``per_world`` sessions of every world, chosen greedily so that the
 personas are used as evenly as possible across the whole subset and, among the
 sessions of an equally used persona, the one whose phenomena the subset has
-seen least is taken. Deterministic: the same benchmark gives the same subset.
+seen least is taken. Deterministic: the same benchmark gives the same subset, in
+every process. The novelty of a session is summed exactly (as fractions): a float
+sum over a set of phenomenon names depends on the set's iteration order, which
+follows Python's hash seed, so near-ties broke differently from one process to
+the next.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Sequence
+from fractions import Fraction
 
 from cypherturn.errors import ConfigError
 from cypherturn.sessions import Session
@@ -51,10 +56,10 @@ def stratified_sessions(sessions: Sequence[Session], per_world: int) -> list[Ses
         left = list(positions)
         for _ in range(min(per_world, len(left))):
 
-            def rank(position: int) -> tuple[int, float]:
+            def rank(position: int) -> tuple[int, Fraction]:
                 session = sessions[position]
                 seen = {str(p) for turn in session.turns for p in turn.phenomena}
-                novelty = sum(1.0 / (1 + phenomena[p]) for p in seen)
+                novelty = sum((Fraction(1, 1 + phenomena[p]) for p in seen), Fraction(0))
                 return (-personas[str(session.persona)], novelty)
 
             best = max(left, key=rank)
