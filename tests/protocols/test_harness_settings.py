@@ -20,7 +20,13 @@ from cypherturn.protocols import (
     load_prompts,
     run_action_loop,
 )
-from cypherturn.protocols._loop import CUT_OFF, OBSERVATION_STOPS, REPEATING, RESAMPLE_TEMPERATURE
+from cypherturn.protocols._loop import (
+    CUT_OFF,
+    OBSERVATION_STOPS,
+    REPEATED,
+    REPEATING,
+    RESAMPLE_TEMPERATURE,
+)
 from cypherturn.records import Action, ProtocolName
 from cypherturn.runner._batch import RunConfig
 from cypherturn.sessions import Session
@@ -172,10 +178,11 @@ def test_run_options_name_the_harness_settings() -> None:
     from cypherturn.errors import ConfigError
 
     settings = SessionRunConfig(
-        grounding="check,values", framing="explicit", decoding_guards=True
+        grounding="check,values", framing="explicit", decoding_guards=True, repeat_guard=True
     ).protocol_settings()
     assert settings.grounding == AgentGrounding(check=True, values=True)
     assert settings.framing is Framing.EXPLICIT and settings.decoding_guards
+    assert settings.repeat_guard
     assert SessionRunConfig().protocol_settings() == ProtocolSettings(protocol=ProtocolName.GUIDED)
     with pytest.raises(ConfigError, match="unknown grounding part 'vote'"):
         SessionRunConfig(grounding="vote").protocol_settings()
@@ -243,3 +250,35 @@ def test_the_call_after_a_guard_stopped_reply_is_sampled(heroes: GraphEngine) ->
     assert second["temperature"] == third["temperature"] == RESAMPLE_TEMPERATURE
     assert len({first["seed"], second["seed"], third["seed"]}) == 3
     assert all(s["stop"] == OBSERVATION_STOPS for s in model.settings)
+
+
+@pytest.mark.parametrize("protocol", [ProtocolName.GUIDED, ProtocolName.AGENTIC])
+def test_the_repeat_guard_notes_a_repeated_action_and_samples_the_next_call(
+    session: Session, heroes: GraphEngine, protocol: ProtocolName
+) -> None:
+    replies = [
+        # turn 1: the same query twice (charged both times), then a different action
+        act("EXECUTE_CYPHER", WRONG),
+        act("EXECUTE_CYPHER", WRONG),
+        act("SUBMIT_ANSWER", RIGHT),
+        *[act("SUBMIT_ANSWER", RIGHT)] * (len(session.turns) - 1),
+    ]
+    guarded = play(session, heroes, replies, protocol=protocol, repeat_guard=True)
+    plain = play(session, heroes, replies, protocol=protocol)
+    steps = guarded.outcomes[0].steps
+    assert [s.repeat_of for s in steps] == [None, 1, None]
+    assert [s.rows for s in steps[:2]] == [0, 0]
+    assert steps[1].budget_remaining == steps[0].budget_remaining - 1
+    repeated = guarded.model.calls[2][-1].content
+    assert REPEATED.format(step=1) in repeated
+    assert REPEATED.format(step=1) not in guarded.model.calls[1][-1].content
+    settings = guarded.model.settings
+    assert [s["temperature"] for s in settings[:3]] == [0.0, 0.0, RESAMPLE_TEMPERATURE]
+    assert all(s["temperature"] == 0.0 for s in settings[3:])
+    # off (the paper's agent): no note, no sampling, the same charge
+    assert all(s.repeat_of is None for s in plain.outcomes[0].steps)
+    assert all("word for word" not in m.content for call in plain.model.calls for m in call)
+    assert all(s["temperature"] == 0.0 for s in plain.model.settings)
+    assert [len(o.steps) for o in plain.outcomes] == [len(o.steps) for o in guarded.outcomes]
+    assert "repeat_guard" not in ProtocolSettings(protocol=protocol).model_dump()
+    assert ProtocolSettings(protocol=protocol, repeat_guard=True).model_dump()["repeat_guard"]

@@ -64,6 +64,8 @@ class ActionStep(BaseModel):
         grounding_findings: what the schema and value checks found in the final query.
         (The three grounding fields default to empty, so logs written before them
         read unchanged.)
+        repeat_of: with the repeat guard on, the earlier step of the turn this action
+            repeated word for word (same action and payload); ``None`` otherwise.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -89,3 +91,4 @@ class ActionStep(BaseModel):
     original_payload: str | None = None
     grounding_repairs: list[Finding] = Field(default_factory=list)
     grounding_findings: list[Finding] = Field(default_factory=list)
+    repeat_of: int | None = Field(default=None, ge=1)

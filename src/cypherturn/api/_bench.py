@@ -359,6 +359,8 @@ class SessionRunConfig(BaseModel):
             repetition (default off).
         output_note: end the system prompt with the benchmark's column naming
             (``protocols/prompts/output.v1.txt``; default off, as the paper).
+        repeat_guard: note an action that repeats an earlier step of the turn and
+            sample the next call (default off, as the paper).
         release_root: the official release's root, for imported official sessions
             (see :func:`~cypherturn.api.bench_engines`).
     """
@@ -380,6 +382,7 @@ class SessionRunConfig(BaseModel):
     framing: str = "paper"
     decoding_guards: bool = False
     output_note: bool = False
+    repeat_guard: bool = False
     release_root: Path | None = None
 
     def protocol_settings(self) -> ProtocolSettings:
@@ -408,6 +411,7 @@ class SessionRunConfig(BaseModel):
                 framing=framing,
                 decoding_guards=self.decoding_guards,
                 output_note=self.output_note,
+                repeat_guard=self.repeat_guard,
             )
         except ValueError as e:
             raise ConfigError(str(e)) from e

@@ -399,6 +399,14 @@ def run_command(
             "avg_price); EX compares column names. Off: the paper's prompt.",
         ),
     ] = False,
+    repeat_guard: Annotated[
+        bool,
+        typer.Option(
+            "--repeat-guard/--no-repeat-guard",
+            help="An action that repeats an earlier one of the turn word for word is still run "
+            "and charged, its observation says so, and the next call samples (temperature 0.7).",
+        ),
+    ] = False,
 ) -> None:
     """Play the benchmark under a protocol, one action log per session; a killed run resumes.
 
@@ -427,6 +435,7 @@ def run_command(
         framing=framing,
         decoding_guards=decoding_guards,
         output_note=output_note,
+        repeat_guard=repeat_guard,
         release_root=release,
     )
     totals = {"turns": 0, "ex": 0, "tokens": 0, "failed": 0}

@@ -29,6 +29,7 @@ from cypherturn.protocols._guided import (
 from cypherturn.protocols._loop import (
     CUT_OFF,
     OBSERVATION_STOPS,
+    REPEATED,
     REPEATING,
     AskHandler,
     LoopResult,
@@ -75,6 +76,7 @@ __all__ = [
     "PROMPT_NAMES",
     "PROMPT_VERSION",
     "PROTOCOL_VARIANTS",
+    "REPEATED",
     "REPEATING",
     "ActionFormat",
     "AskHandler",

@@ -172,6 +172,7 @@ def play_agentic(
             grounding=settings.grounding,
             framing=settings.framing,
             guards=settings.decoding_guards,
+            repeat_guard=settings.repeat_guard,
         )
         remaining -= len(result.steps)
         outcome = TurnOutcome(

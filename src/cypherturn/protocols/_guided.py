@@ -146,6 +146,7 @@ def play_guided(
             grounding=env.settings.grounding,
             framing=env.settings.framing,
             guards=env.settings.decoding_guards,
+            repeat_guard=env.settings.repeat_guard,
         )
         outcome = TurnOutcome(
             turn=turn.turn_index,

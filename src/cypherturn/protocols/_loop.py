@@ -13,8 +13,10 @@ Transient endpoint failures are retried by the model layer
 
 Harness settings beyond the paper (issue 16; each off by default, see
 :class:`~cypherturn.protocols.ProtocolSettings`): grounding of EXECUTE_CYPHER and
-SUBMIT_ANSWER, the explicit observation framing, and GGUF decoding guards (stop
-at the observation headers, stop a completion that repeats itself).
+SUBMIT_ANSWER, the explicit observation framing, GGUF decoding guards (stop
+at the observation headers, stop a completion that repeats itself), and the repeat
+guard (an action that repeats an earlier step of the turn word for word is still
+performed and charged, its observation says so, and the next call samples).
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ from cypherturn.records import Action
 __all__ = [
     "CUT_OFF",
     "OBSERVATION_STOPS",
+    "REPEATED",
     "REPEATING",
     "RESAMPLE_TEMPERATURE",
     "AskHandler",
@@ -95,7 +98,10 @@ that starts writing one is imitating the environment instead of acting."""
 RESAMPLE_TEMPERATURE = 0.7
 """Least temperature of the call that follows a reply the decoding guards stopped (runaway
 repetition or the token cap, with no action read): at temperature 0 Qwen2.5-Coder-1.5B
-wrote the same runaway three times, using up the guided turn (6 of 551 actions)."""
+wrote the same runaway three times, using up the guided turn (6 of 551 actions). The
+repeat guard samples at it too after a repeated action: under the agentic protocol the
+same model ran one query that returned no rows 11 times in a row, spending a third of
+the session's budget on one turn."""
 
 
 class ModelCaller:
@@ -122,6 +128,11 @@ class ModelCaller:
         self._max_tokens = max_tokens
         self._seed = seed
 
+    @property
+    def guarded(self) -> bool:
+        """Whether the decoding guards act on this model (GGUF models only)."""
+        return isinstance(self.model, GGUFChatModel)
+
     def __call__(
         self, messages: list[ChatMessage], *, guards: bool = False, resample: bool = False
     ) -> ChatResponse:
@@ -131,28 +142,28 @@ class ModelCaller:
             messages: the context.
             guards: on a GGUF model, stop at :data:`OBSERVATION_STOPS` and at runaway
                 repetition (``finish_reason="repetition"``); other models ignore it.
-            resample: with ``guards`` on a GGUF model, sample at
-                :data:`RESAMPLE_TEMPERATURE` at least, seeded by the context's length:
-                the call after a reply the guards stopped, which greedy decoding
-                would otherwise repeat word for word.
+            resample: sample at :data:`RESAMPLE_TEMPERATURE` at least, seeded by the
+                context's length: the call after a reply the guards stopped or after
+                a repeated action, which greedy decoding would otherwise repeat word
+                for word.
 
         Raises:
             ModelUnavailableError: the model failed for good (an infrastructure
                 failure; transient ones only after the model's own retries).
             ModelResponseError: the endpoint answered without a usable completion.
         """
+        sampling = self._sampling()
+        if resample:
+            sampling["temperature"] = max(sampling["temperature"], RESAMPLE_TEMPERATURE)
+            sampling["seed"] = (self._seed or 0) + len(messages)
         if guards and isinstance(self.model, GGUFChatModel):
-            sampling = self._sampling()
-            if resample:
-                sampling["temperature"] = max(sampling["temperature"], RESAMPLE_TEMPERATURE)
-                sampling["seed"] = (self._seed or 0) + len(messages)
             return self.model.chat(
                 messages,
                 **sampling,
                 stop=OBSERVATION_STOPS,
                 repetition_guard=True,
             )
-        return self.model.chat(messages, **self._sampling())
+        return self.model.chat(messages, **sampling)
 
     def _sampling(self) -> _Sampling:
         """The sampling arguments every call of this run shares."""
@@ -225,6 +236,13 @@ REPEATING = (
 )
 """Observation for a reply the repetition guard stopped without a complete action."""
 
+REPEATED = (
+    "\n(This action repeats your step {step} of this question word for word, so its result "
+    "is the same. If that result was wrong or empty, change the query: the labels, the "
+    "relationship direction, the property keys or the values. Otherwise submit it.)"
+)
+"""Note after the observation of an action that repeats an earlier step of the turn (repeat guard)."""
+
 
 def _read_action(
     response: ChatResponse, tools_offered: bool
@@ -264,6 +282,7 @@ def run_action_loop(
     grounding: AgentGrounding | None = None,
     framing: Framing = Framing.PAPER,
     guards: bool = False,
+    repeat_guard: bool = False,
 ) -> LoopResult:
     """Play one turn: up to ``max_actions`` steps, stopping at the first SUBMIT_ANSWER.
 
@@ -281,6 +300,11 @@ def run_action_loop(
         grounding: grounding parts for EXECUTE_CYPHER and SUBMIT_ANSWER (``None``: none).
         framing: how observations are introduced (:func:`observation_message`).
         guards: GGUF decoding guards (:meth:`ModelCaller.__call__`).
+        repeat_guard: an action equal to an earlier step of the turn (same action,
+            same payload as the model wrote it) is performed and charged as usual; its
+            step records ``repeat_of``, its observation ends with :data:`REPEATED`, and
+            the next call samples (``resample``). SUBMIT_ANSWER ends the turn and is
+            never a repeat.
 
     Returns:
         The :class:`LoopResult`; a context that outgrows the model's window ends
@@ -293,10 +317,16 @@ def run_action_loop(
     result = LoopResult()
     asks = 0
     resample = False
+    performed: dict[tuple[Action, str], int] = {}
+    guarded = guards and getattr(call, "guarded", False)
     for index in range(1, max_actions + 1):
         try:
             # callers without guard support (test doubles of ModelCaller) get the plain call
-            response = call(messages, guards=True, resample=resample) if guards else call(messages)
+            response = (
+                call(messages, guards=guards, resample=resample)
+                if guards or repeat_guard
+                else call(messages)
+            )
         except ContextLengthError as e:
             # the model cannot take another action with this context; later turns
             # start from a fresh one, so only this turn ends
@@ -322,8 +352,16 @@ def run_action_loop(
             messages.append(ChatMessage(role="assistant", content=answer, tool_calls=[tool_call]))
         else:
             messages.append(ChatMessage(role="assistant", content=answer or response.text))
+        repeat_of: int | None = None
         if isinstance(parsed, ActionCall):
             update = _perform(parsed, executor, ask, asks, on_schema, grounding)
+            if repeat_guard and parsed.action is not Action.SUBMIT_ANSWER:
+                repeat_of = performed.setdefault((parsed.action, parsed.payload), index)
+                if repeat_of == index:
+                    repeat_of = None
+                else:
+                    update["repeat_of"] = repeat_of
+                    note = REPEATED.format(step=repeat_of) + note
             record = base.model_copy(update=update)
             if parsed.action is Action.ASK_USER:
                 asks += 1
@@ -331,7 +369,9 @@ def run_action_loop(
                 result.last_executed = record.payload
         else:
             record = base.model_copy(update={"observation": parsed.message, "ok": False})
-        resample = isinstance(parsed, ParseFailure) and parsed.message in (REPEATING, CUT_OFF)
+        resample = repeat_of is not None or (
+            guarded and isinstance(parsed, ParseFailure) and parsed.message in (REPEATING, CUT_OFF)
+        )
         result.steps.append(record)
         on_step(record)
         if record.action is Action.SUBMIT_ANSWER:

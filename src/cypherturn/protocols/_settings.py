@@ -64,6 +64,7 @@ _HARNESS_DEFAULTS: dict[str, Any] = {
     "framing": Framing.PAPER,
     "decoding_guards": False,
     "output_note": False,
+    "repeat_guard": False,
 }
 """Settings added after runs were recorded, with the values those runs played under."""
 
@@ -91,8 +92,11 @@ class ProtocolSettings(BaseModel):
         output_note: the system prompt ends with the ``output`` prompt, which states
             the benchmark's column naming (``name``, ``count``, ``avg_price``); EX
             compares column names. Off by default: the paper's prompt has no such note.
+        repeat_guard: an action that repeats an earlier step of the turn word for word
+            is noted in its observation and the next call samples
+            (:data:`~cypherturn.protocols.REPEATED`); it is still performed and charged.
 
-    ``grounding``, ``framing``, ``decoding_guards`` and ``output_note`` are left out of the serialized
+    ``grounding``, ``framing``, ``decoding_guards``, ``output_note`` and ``repeat_guard`` are left out of the serialized
     settings while they hold their defaults, so a run recorded before they existed
     keeps its configuration digest and resumes; a run with any of them changed
     records it in ``bench_config.json``.
@@ -111,6 +115,7 @@ class ProtocolSettings(BaseModel):
     framing: Framing = Framing.PAPER
     decoding_guards: bool = False
     output_note: bool = False
+    repeat_guard: bool = False
 
     @model_serializer(mode="wrap")
     def _compact(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
