@@ -95,7 +95,7 @@ def test_ex_by_position_and_breakdown() -> None:
         3: 0.5,
         4: 1.0,
     }
-    cells = breakdown(TABLE, "turn")[("m", "agentic", 3, "base")]
+    cells = breakdown(TABLE, "turn")[("m", "agentic", 3, "base", "")]
     assert list(cells) == ["T1", "T2", "T3", "T4"]
     assert cells["T1"].n == 3 and cells["T1"].ex == pytest.approx(2 / 3)
 

@@ -95,7 +95,7 @@ def test_a_registered_metric_reaches_statistics_and_the_report(
     assert "metrics" not in line
     main = build_report([read_run(tmp_path / "plain")], n_resamples=200).main_table
     assert main is not None and "RowsEq" not in main.columns
-    assert main.columns[6:12] == ["EX [95% CI]", "rEX", "rEX⊆", "PSJS", "PSJS-out", "SEM"]
+    assert main.columns[7:13] == ["EX [95% CI]", "rEX", "rEX⊆", "PSJS", "PSJS-out", "SEM"]
     with pytest.raises(ConfigError, match=r"unknown metric 'row_count_match'; known: ex, "):
         get_metric("row_count_match")
 

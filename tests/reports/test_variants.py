@@ -93,7 +93,7 @@ def test_records_written_before_the_variant_field_read_as_base(tmp_path: Path) -
     path.write_text(json.dumps(old) + "\n")
     (record,) = read_jsonl(path, TurnRecord)
     assert record.variant == "base"
-    assert record.system == ("m", "agentic", 3, "base")
+    assert record.system == ("m", "agentic", 3, "base", "")
 
 
 def test_run_json_and_report_name_the_engine_and_the_metric_definitions(
@@ -123,3 +123,54 @@ def test_run_json_and_report_name_the_engine_and_the_metric_definitions(
 def test_manifests_written_before_the_fields_existed_still_read(tmp_path: Path) -> None:
     manifest = RunManifest.model_validate_json('{"schema_version": 1, "run_id": "r"}')
     assert (manifest.metrics_version, manifest.engines) == (1, {})
+
+
+def test_runs_that_differ_only_in_their_harness_are_two_systems_compared_pairwise(
+    make_engine: Callable[..., GraphEngine], tmp_path: Path
+) -> None:
+    from cypherturn.protocols import Framing, ProtocolSettings
+    from cypherturn.runner import CONFIG_FILE, RunConfig
+
+    engine = make_engine()
+    engine.write(
+        "\n".join(ln for ln in FIXTURE_GRAPH.read_text().splitlines() if not ln.startswith("//"))
+    )
+    engines = {engine.graph: engine}
+    settings = ProtocolSettings(
+        protocol=ProtocolName.AGENTIC, framing=Framing.EXPLICIT, output_note=True
+    )
+    assert settings.harness == "explicit, note"
+    assert ProtocolSettings(protocol=ProtocolName.AGENTIC).harness == ""
+    # the paper's agent, and a run whose records were written before they named their
+    # harness: only its bench_config.json says what it was played under
+    score_run(_records(engine.graph, "base", [WRONG] * 3), engines, tmp_path / "paper")
+    score_run(_records(engine.graph, "base", [GOLD] * 3), engines, tmp_path / "harness")
+    config = RunConfig(
+        run_id="run", model="alpha", settings=settings, prompt_version=1, prompt_digest="d"
+    )
+    (tmp_path / "harness" / CONFIG_FILE).write_text(config.model_dump_json())
+    out = tmp_path / "report"
+    result = runner.invoke(
+        app,
+        [
+            "report",
+            str(tmp_path / "paper"),
+            str(tmp_path / "harness"),
+            "-f",
+            "json",
+            "-o",
+            str(out),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    data = json.loads((out / "report.json").read_text())
+    systems = {s["harness"]: s["ex"] for s in data["summaries"]}
+    assert systems == {"": 0.0, "explicit, note": 1.0}
+    assert set(data["ex_ci"]) == {"alpha agentic x3", "alpha agentic x3 [explicit, note]"}
+    main = data["tables"][0]
+    column = main["columns"].index("Harness")
+    assert sorted(row[column] for row in main["rows"]) == ["explicit, note", "paper"]
+    (comparisons,) = [t for t in data["tables"] if t["name"] == "comparisons"]
+    (row,) = comparisons["rows"]
+    assert row[:3] == ["alpha agentic x3", "alpha agentic x3 [explicit, note]", 3]
+    assert row[3] == -1.0

@@ -125,6 +125,16 @@ def test_run_session_logs_every_action(heroes: GraphEngine, tmp_path: Path) -> N
     assert step.output_tokens > 0 and step.prompt_tokens > 0 and step.reply == EXECUTE
 
 
+def test_records_name_the_harness_they_were_played_under(heroes: GraphEngine) -> None:
+    session = make_session(heroes)
+    settings = AGENTIC3.model_copy(update={"decoding_guards": True, "repeat_guard": True})
+    for played, harness in ((AGENTIC3, ""), (settings, "guards, repeat")):
+        result = run_session(
+            session, model=ReplayChatModel([SUBMIT] * 4), engine=heroes, settings=played
+        )
+        assert {r.harness for r in result.records} == {harness}
+
+
 def test_cliff_turns_are_marked(heroes: GraphEngine) -> None:
     session = make_session(heroes)
     result = run_session(

@@ -2,7 +2,8 @@
 
 A *system* is what a row of the CypherTurn main table compares: one model under
 one protocol at one budget multiplier and one protocol variant (Table 2, Table 18,
-and the appendix F variant tables). Only valid turns (gold executed) enter any figure.
+and the appendix F variant tables), under one harness (the settings beyond the
+paper, :attr:`~cypherturn.records.TurnRecord.harness`; empty for the paper's agent). Only valid turns (gold executed) enter any figure.
 """
 
 from __future__ import annotations
@@ -31,8 +32,8 @@ __all__ = [
     "summarize",
 ]
 
-SystemKey = tuple[str, str, int, str]
-"""``(model, protocol, budget multiplier, variant)``."""
+SystemKey = tuple[str, str, int, str, str]
+"""``(model, protocol, budget multiplier, variant, harness)``."""
 
 
 class SessionScore(BaseModel):
@@ -91,7 +92,7 @@ def _valid(scores: Iterable[TurnScore]) -> list[TurnScore]:
 
 
 def group_by_system(scores: Iterable[TurnScore]) -> dict[SystemKey, list[TurnScore]]:
-    """Valid turn scores grouped by ``(model, protocol, budget, variant)``, keys sorted."""
+    """Valid turn scores grouped by ``(model, protocol, budget, variant, harness)``, keys sorted."""
     groups: dict[SystemKey, list[TurnScore]] = defaultdict(list)
     for score in _valid(scores):
         groups[score.record.system].append(score)
@@ -251,7 +252,7 @@ class SystemSummary(BaseModel):
     """One row of the main table, with the cost and cliff figures (CypherTurn Tables 2, 18, 19, 25).
 
     Attributes:
-        model / protocol / budget_multiplier / variant: the system.
+        model / protocol / budget_multiplier / variant / harness: the system.
         sessions / turns: counts of valid sessions and turns.
         ex / ex_relaxed: mean strict and relaxed EX over turns.
         ex_subset: mean of the gold-columns-subset variant of relaxed EX, over the
@@ -282,6 +283,7 @@ class SystemSummary(BaseModel):
     protocol: ProtocolName
     budget_multiplier: int
     variant: str = "base"
+    harness: str = ""
     sessions: int
     turns: int
     ex: float
@@ -307,7 +309,7 @@ class SystemSummary(BaseModel):
     @property
     def system(self) -> SystemKey:
         """The summarised system, as :func:`group_by_system` keys it."""
-        return (self.model, self.protocol.value, self.budget_multiplier, self.variant)
+        return (self.model, self.protocol.value, self.budget_multiplier, self.variant, self.harness)
 
 
 def _summary(system: SystemKey, turns: list[TurnScore]) -> SystemSummary:
@@ -325,6 +327,7 @@ def _summary(system: SystemKey, turns: list[TurnScore]) -> SystemSummary:
         protocol=ProtocolName(system[1]),
         budget_multiplier=system[2],
         variant=system[3],
+        harness=system[4],
         sessions=len(sessions),
         turns=len(turns),
         ex=fmean(t.ex for t in turns),
@@ -359,7 +362,7 @@ def _mean(values: Iterable[float | None]) -> float | None:
 
 
 def summarize(scores: Iterable[TurnScore]) -> list[SystemSummary]:
-    """One :class:`SystemSummary` per system, sorted by model, protocol, budget, variant.
+    """One :class:`SystemSummary` per system, sorted by model, protocol, budget, variant, harness.
 
     Args:
         scores: turn scores of any number of systems.

@@ -16,7 +16,7 @@ from pydantic import (
     model_validator,
 )
 
-from cypherturn.agent import ActionStep, AgentGrounding, TurnEnd
+from cypherturn.agent import GROUNDING_CHECKS, ActionStep, AgentGrounding, TurnEnd
 from cypherturn.protocols._variants import PROTOCOL_VARIANTS, Variant
 from cypherturn.records import ProtocolName
 
@@ -124,6 +124,33 @@ class ProtocolSettings(BaseModel):
             if getattr(self, name) == default:
                 data.pop(name, None)
         return data
+
+    @property
+    def harness(self) -> str:
+        """The harness settings beyond the paper that are on, as a short label; ``""`` for the paper's agent.
+
+        In a fixed order, comma-separated: ``grounding check+repair+values`` (or
+        ``grounding all``), ``explicit`` (framing), ``guards`` (decoding guards),
+        ``note`` (output note), ``repeat`` (repeat guard). ``cypherturn report``
+        keeps runs that differ in it apart (:attr:`cypherturn.records.TurnRecord.harness`).
+        """
+        parts = []
+        if self.grounding.active:
+            enabled = self.grounding.enabled()
+            grounded = "all" if len(enabled) == len(GROUNDING_CHECKS) else "+".join(enabled)
+            parts.append(f"grounding {grounded}")
+        if self.framing is not Framing.PAPER:
+            parts.append(self.framing.value)
+        parts += [
+            name
+            for name, on in (
+                ("guards", self.decoding_guards),
+                ("note", self.output_note),
+                ("repeat", self.repeat_guard),
+            )
+            if on
+        ]
+        return ", ".join(parts)
 
     @field_validator("variant")
     @classmethod

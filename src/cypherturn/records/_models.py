@@ -173,6 +173,11 @@ class TurnRecord(BaseModel):
             ``base``, ``persistent_schema``, ``disclosed_horizon``,
             ``budget_encouraging``); records written before the field existed read
             as ``base``, the only variant of those runs that could be told apart.
+        harness: the harness settings beyond the paper the turn was played under
+            (:attr:`cypherturn.protocols.ProtocolSettings.harness`, e.g.
+            ``explicit, guards, note``); empty for the paper's agent, and in records
+            written before the field existed (``cypherturn report`` then reads the
+            run's ``bench_config.json``).
         session_id: the session's identifier, unique within the benchmark.
         turn: 1-based turn position t (T1..T10).
         graph: the graph (world) name the session runs on.
@@ -203,6 +208,7 @@ class TurnRecord(BaseModel):
     protocol: ProtocolName
     budget_multiplier: int = Field(default=3, ge=1)
     variant: str = Field(default=BASE_VARIANT, min_length=1)
+    harness: str = ""
     session_id: str = Field(min_length=1)
     turn: int = Field(ge=1)
     graph: str = Field(min_length=1)
@@ -259,9 +265,9 @@ class TurnRecord(BaseModel):
         return self.actions.get(Action.SUBMIT_ANSWER, 0) == 0
 
     @property
-    def system(self) -> tuple[str, str, int, str]:
-        """The compared configuration: ``(model, protocol, budget multiplier, variant)``."""
-        return (self.model, self.protocol.value, self.budget_multiplier, self.variant)
+    def system(self) -> tuple[str, str, int, str, str]:
+        """The compared configuration: ``(model, protocol, budget multiplier, variant, harness)``."""
+        return (self.model, self.protocol.value, self.budget_multiplier, self.variant, self.harness)
 
     @property
     def session_key(self) -> SessionKey:

@@ -57,11 +57,15 @@ def system_label(system: SystemKey) -> str:
     """A short display name: ``model guided``, ``model agentic x3``, ``model agentic x3 persistent_schema``.
 
     The variant is named unless it is ``base``, so a base run and a variant run of
-    the same model and budget get two labels (CypherTurn appendix F).
+    the same model and budget get two labels (CypherTurn appendix F); the harness,
+    when it is not the paper's agent, follows in brackets
+    (``model guided [explicit, guards, note]``).
     """
-    model, protocol, budget, variant = system
+    model, protocol, budget, variant, harness = system
     label = f"{model} guided" if protocol == "guided" else f"{model} {protocol} x{budget}"
-    return label if variant == BASE_VARIANT else f"{label} {variant}"
+    if variant != BASE_VARIANT:
+        label += f" {variant}"
+    return f"{label} [{harness}]" if harness else label
 
 
 class RunProvenance(BaseModel):
@@ -118,7 +122,7 @@ class Report(BaseModel):
         tables: the rendered tables, main table first.
         ex_by_position / cer_by_position: system label -> position -> value (Figures 6, 8).
         qer_curves: QER@k curves per (strategy, dataset, tier, model).
-        budget_series: model -> budget -> (EX, CI low, CI high) for base-variant agentic
+        budget_series: model (with its harness in brackets when not the paper's) -> budget -> (EX, CI low, CI high) for base-variant agentic
             runs (Figure 4).
         provenance: one entry per run directory: its metric definitions version and
             the engine (name, version) of each graph (also the ``runs`` table).
@@ -158,6 +162,7 @@ def _main_table(
                 s.protocol.value,
                 "-" if s.protocol.value == "guided" else f"x{s.budget_multiplier}",
                 s.variant,
+                s.harness or "paper",
                 s.sessions,
                 s.turns,
                 *(ex_cell if m.name == "ex" else s.metrics.get(m.name) for m in metrics),
@@ -175,6 +180,7 @@ def _main_table(
             "Protocol",
             "Budget",
             "Variant",
+            "Harness",
             "Sessions",
             "Turns",
             *(f"{m.label} [95% CI]" if m.name == "ex" else m.label for m in metrics),
@@ -301,9 +307,11 @@ def _cer_table(positions: dict[str, dict[int, float | None]]) -> Table:
 def _comparison_table(
     groups: dict[SystemKey, list[TurnScore]], n_resamples: int, seed: int
 ) -> Table | None:
-    by_setting: dict[tuple[str, int, str], list[SystemKey]] = defaultdict(list)
+    # models compared under one setting, and one model's harnesses compared (issue 16's ablation)
+    by_setting: dict[tuple[str, ...], list[SystemKey]] = defaultdict(list)
     for system in groups:
-        by_setting[system[1:]].append(system)
+        by_setting[("setting", *map(str, system[1:]))].append(system)
+        by_setting[("harness", *map(str, system[:4]))].append(system)
     rows: list[list[str | int | float | None]] = []
     for systems in by_setting.values():
         for a, b in itertools.combinations(sorted(systems), 2):
@@ -350,17 +358,25 @@ def _comparison_table(
 
 
 def _rank_table(summaries: Sequence[SystemSummary]) -> Table | None:
-    guided = {s.model: s.ex for s in summaries if s.protocol.value == "guided"}
     settings = sorted(
-        {(s.budget_multiplier, s.variant) for s in summaries if s.protocol.value == "agentic"}
+        {
+            (s.budget_multiplier, s.variant, s.harness)
+            for s in summaries
+            if s.protocol.value == "agentic"
+        }
     )
     rows: list[list[str | int | float | None]] = []
-    for budget, variant in settings:
+    for budget, variant, harness in settings:
+        guided = {
+            s.model: s.ex
+            for s in summaries
+            if s.protocol.value == "guided" and s.harness == harness
+        }
         agentic = {
             s.model: s.ex
             for s in summaries
             if s.protocol.value == "agentic"
-            and (s.budget_multiplier, s.variant) == (budget, variant)
+            and (s.budget_multiplier, s.variant, s.harness) == (budget, variant, harness)
         }
         try:
             rc = spearman(guided, agentic)
@@ -369,6 +385,8 @@ def _rank_table(summaries: Sequence[SystemSummary]) -> Table | None:
         name = f"guided vs agentic x{budget}"
         if variant != BASE_VARIANT:
             name += f" {variant}"
+        if harness:
+            name += f" [{harness}]"
         rows.append([name, rc.n, rc.rho, rc.p_value, rc.loo_min, rc.loo_max])
     if not rows:
         return None
@@ -491,7 +509,8 @@ def build_report(
             report.cer_by_position[system_label(system)] = cer_by_position(turns)
             if system[1] == "agentic" and system[3] == BASE_VARIANT:
                 ci = report.ex_ci[system_label(system)]
-                report.budget_series.setdefault(system[0], {})[system[2]] = (
+                series = f"{system[0]} [{system[4]}]" if system[4] else system[0]
+                report.budget_series.setdefault(series, {})[system[2]] = (
                     ci.estimate,
                     ci.low,
                     ci.high,

@@ -132,6 +132,7 @@ def turn_record(
         protocol=settings.protocol,
         budget_multiplier=settings.budget_multiplier,
         variant=settings.variant,
+        harness=settings.harness,
         session_id=session.session_id,
         turn=turn.turn_index,
         graph=session.world,

@@ -198,7 +198,7 @@ def _attempt_steps(attempts: Iterable[Attempt]) -> list[StepView]:
 # ---------------------------------------------------------------------- bench
 
 
-_Key = tuple[tuple[str, str, int, str], str, int]
+_Key = tuple[tuple[str, str, int, str, str], str, int]
 
 
 def _logged_steps(path: Path, page: RunPage) -> dict[_Key, tuple[list[StepView], str]]:
@@ -339,7 +339,7 @@ def _bench(path: Path, page: RunPage, n_resamples: int, sessions_file: dict[str,
         records = list(read_jsonl(records_path, TurnRecord))
         page.notes.append(f"no {SCORES_FILE}: the turns are not scored")
     steps = _logged_steps(path, page)
-    scores_of: dict[tuple[tuple[str, str, int, str], str], list[TurnScore]] = defaultdict(list)
+    scores_of: dict[tuple[tuple[str, str, int, str, str], str], list[TurnScore]] = defaultdict(list)
     for s in scored:
         scores_of[(s.record.system, s.record.session_id)].append(s)
     rows: list[tuple[TurnRecord, TurnView]] = [(s.record, _score_turn(s)) for s in scored]
@@ -350,7 +350,7 @@ def _bench(path: Path, page: RunPage, n_resamples: int, sessions_file: dict[str,
             for event in read_log(log):
                 if isinstance(event, TurnFinished):
                     rows.append((event.record, _record_turn(event.record)))
-    sessions: dict[tuple[str, str, int, str], dict[str, list[tuple[TurnRecord, TurnView]]]]
+    sessions: dict[tuple[str, str, int, str, str], dict[str, list[tuple[TurnRecord, TurnView]]]]
     sessions = defaultdict(lambda: defaultdict(list))
     for record, view in rows:
         logged = steps.get((record.system, record.session_id, record.turn))
