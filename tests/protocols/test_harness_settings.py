@@ -257,10 +257,13 @@ def test_the_repeat_guard_notes_a_repeated_action_and_samples_the_next_call(
     session: Session, heroes: GraphEngine, protocol: ProtocolName
 ) -> None:
     replies = [
-        # turn 1: the same query twice (charged both times), then a different action
+        # turn 1: the same query twice (charged both times), then a submission
         act("EXECUTE_CYPHER", WRONG),
         act("EXECUTE_CYPHER", WRONG),
         act("SUBMIT_ANSWER", RIGHT),
+        # turn 2: the same query three times: the third is taken as the submission
+        *[act("EXECUTE_CYPHER", WRONG)] * 3,
+        # (one more for the plain agentic run, whose turn 2 goes on after the third execution)
         *[act("SUBMIT_ANSWER", RIGHT)] * (len(session.turns) - 1),
     ]
     guarded = play(session, heroes, replies, protocol=protocol, repeat_guard=True)
@@ -269,16 +272,24 @@ def test_the_repeat_guard_notes_a_repeated_action_and_samples_the_next_call(
     assert [s.repeat_of for s in steps] == [None, 1, None]
     assert [s.rows for s in steps[:2]] == [0, 0]
     assert steps[1].budget_remaining == steps[0].budget_remaining - 1
-    repeated = guarded.model.calls[2][-1].content
-    assert REPEATED.format(step=1) in repeated
+    assert REPEATED.format(step=1) in guarded.model.calls[2][-1].content
     assert REPEATED.format(step=1) not in guarded.model.calls[1][-1].content
     settings = guarded.model.settings
     assert [s["temperature"] for s in settings[:3]] == [0.0, 0.0, RESAMPLE_TEMPERATURE]
-    assert all(s["temperature"] == 0.0 for s in settings[3:])
-    # off (the paper's agent): no note, no sampling, the same charge
-    assert all(s.repeat_of is None for s in plain.outcomes[0].steps)
+    settled = guarded.outcomes[1]
+    assert [(s.action, s.repeat_of) for s in settled.steps] == [
+        (Action.EXECUTE_CYPHER, None),
+        (Action.EXECUTE_CYPHER, 1),
+        (Action.SUBMIT_ANSWER, 1),
+    ]
+    assert (settled.end, settled.predicted_cypher) == (TurnEnd.SUBMITTED, WRONG)
+    assert [s["temperature"] for s in settings[3:]] == [0.0, 0.0, RESAMPLE_TEMPERATURE] + [0.0] * (
+        len(session.turns) - 2
+    )
+    # off (the paper's agent): no note, no sampling; the third execution runs as such
+    assert all(s.repeat_of is None for o in plain.outcomes for s in o.steps)
     assert all("word for word" not in m.content for call in plain.model.calls for m in call)
     assert all(s["temperature"] == 0.0 for s in plain.model.settings)
-    assert [len(o.steps) for o in plain.outcomes] == [len(o.steps) for o in guarded.outcomes]
+    assert plain.outcomes[1].steps[2].action is Action.EXECUTE_CYPHER
     assert "repeat_guard" not in ProtocolSettings(protocol=protocol).model_dump()
     assert ProtocolSettings(protocol=protocol, repeat_guard=True).model_dump()["repeat_guard"]

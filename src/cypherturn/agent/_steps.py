@@ -65,7 +65,9 @@ class ActionStep(BaseModel):
         (The three grounding fields default to empty, so logs written before them
         read unchanged.)
         repeat_of: with the repeat guard on, the earlier step of the turn this action
-            repeated word for word (same action and payload); ``None`` otherwise.
+            repeated word for word (same action and payload); ``None`` otherwise. On a
+            SUBMIT_ANSWER step it marks a query the model executed a third time, which
+            the guard submitted (:data:`cypherturn.protocols.SETTLED_REPEATS`).
     """
 
     model_config = ConfigDict(frozen=True)

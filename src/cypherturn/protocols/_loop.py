@@ -16,13 +16,15 @@ Harness settings beyond the paper (issue 16; each off by default, see
 SUBMIT_ANSWER, the explicit observation framing, GGUF decoding guards (stop
 at the observation headers, stop a completion that repeats itself), and the repeat
 guard (an action that repeats an earlier step of the turn word for word is still
-performed and charged, its observation says so, and the next call samples).
+performed and charged, its observation says so, and the next call samples; a query
+executed a third time is taken as the turn's submission).
 """
 
 from __future__ import annotations
 
 import logging
 import math
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TypedDict
@@ -57,6 +59,7 @@ __all__ = [
     "REPEATED",
     "REPEATING",
     "RESAMPLE_TEMPERATURE",
+    "SETTLED_REPEATS",
     "AskHandler",
     "LoopResult",
     "ModelCaller",
@@ -243,6 +246,14 @@ REPEATED = (
 )
 """Note after the observation of an action that repeats an earlier step of the turn (repeat guard)."""
 
+SETTLED_REPEATS = 2
+"""The repeat of one EXECUTE_CYPHER query within a turn (2: its third execution) that the repeat
+guard takes as the turn's SUBMIT_ANSWER instead. Under the agentic protocol Qwen2.5-Coder-1.5B
+ran one query 28 times in a row, note and sampling notwithstanding, until the context
+overflowed and the session's budget was gone: every later turn fell off the cliff. The
+protocol's own fallback would predict that query anyway; submitting it ends the turn
+while budget is left for the next."""
+
 
 def _read_action(
     response: ChatResponse, tools_offered: bool
@@ -304,7 +315,9 @@ def run_action_loop(
             same payload as the model wrote it) is performed and charged as usual; its
             step records ``repeat_of``, its observation ends with :data:`REPEATED`, and
             the next call samples (``resample``). SUBMIT_ANSWER ends the turn and is
-            never a repeat.
+            never a repeat. The :data:`SETTLED_REPEATS`-th repeat of an EXECUTE_CYPHER
+            query is submitted instead of run again (the step is a
+            SUBMIT_ANSWER with ``repeat_of`` set; it costs its unit as any step).
 
     Returns:
         The :class:`LoopResult`; a context that outgrows the model's window ends
@@ -318,6 +331,7 @@ def run_action_loop(
     asks = 0
     resample = False
     performed: dict[tuple[Action, str], int] = {}
+    repeats: Counter[tuple[Action, str]] = Counter()
     guarded = guards and getattr(call, "guarded", False)
     for index in range(1, max_actions + 1):
         try:
@@ -354,14 +368,19 @@ def run_action_loop(
             messages.append(ChatMessage(role="assistant", content=answer or response.text))
         repeat_of: int | None = None
         if isinstance(parsed, ActionCall):
-            update = _perform(parsed, executor, ask, asks, on_schema, grounding)
+            key = (parsed.action, parsed.payload)
             if repeat_guard and parsed.action is not Action.SUBMIT_ANSWER:
-                repeat_of = performed.setdefault((parsed.action, parsed.payload), index)
+                repeat_of = performed.setdefault(key, index)
                 if repeat_of == index:
                     repeat_of = None
+                elif parsed.action is Action.EXECUTE_CYPHER and repeats[key] + 1 >= SETTLED_REPEATS:
+                    parsed = parsed.model_copy(update={"action": Action.SUBMIT_ANSWER})
                 else:
-                    update["repeat_of"] = repeat_of
+                    repeats[key] += 1
                     note = REPEATED.format(step=repeat_of) + note
+            update = _perform(parsed, executor, ask, asks, on_schema, grounding)
+            if repeat_of is not None:
+                update["repeat_of"] = repeat_of
             record = base.model_copy(update=update)
             if parsed.action is Action.ASK_USER:
                 asks += 1
@@ -369,7 +388,7 @@ def run_action_loop(
                 result.last_executed = record.payload
         else:
             record = base.model_copy(update={"observation": parsed.message, "ok": False})
-        resample = repeat_of is not None or (
+        resample = (repeat_of is not None and record.action is not Action.SUBMIT_ANSWER) or (
             guarded and isinstance(parsed, ParseFailure) and parsed.message in (REPEATING, CUT_OFF)
         )
         result.steps.append(record)

@@ -94,7 +94,9 @@ class ProtocolSettings(BaseModel):
             compares column names. Off by default: the paper's prompt has no such note.
         repeat_guard: an action that repeats an earlier step of the turn word for word
             is noted in its observation and the next call samples
-            (:data:`~cypherturn.protocols.REPEATED`); it is still performed and charged.
+            (:data:`~cypherturn.protocols.REPEATED`); it is still performed and charged,
+            except that the second repeat of an EXECUTE_CYPHER query is submitted
+            (:data:`~cypherturn.protocols.SETTLED_REPEATS`).
 
     ``grounding``, ``framing``, ``decoding_guards``, ``output_note`` and ``repeat_guard`` are left out of the serialized
     settings while they hold their defaults, so a run recorded before they existed

@@ -1,0 +1,150 @@
+"""The local leaderboard's targets (issue 16): EX and parse failures of local-model runs.
+
+Run: ``python benchmarks/bench_leaderboard.py [RUN_DIR ...] [--play MODEL --protocol P
+[--budget M] --bench FILE --out RUN_DIR]``.
+
+Without arguments it reads the committed rows under ``docs/results/leaderboard-local/``
+(each a ``bench run`` directory with ``scores.jsonl``) and prints, per run, the model,
+protocol, harness, sessions and turns, strict EX with its session-bootstrap CI, and
+the unreadable actions (replies the harness could not read as an action) and the
+repeated ones (an earlier action of the turn, word for word) over all actions, from the run's action logs when they were kept,
+each against its target:
+
+- Qwen2.5-Coder-1.5B: guided EX >= 0.28 (Gemma-2-9B in CypherTurn Table 2),
+  agentic x3 EX >= 0.15;
+- every model run: unreadable actions <= 1 % of actions.
+
+``--play`` first plays ``--bench`` on ``--sessions stratified:3`` (3 sessions per
+world, personas and phenomena balanced) into ``--out`` with the harness of the
+leaderboard rows (explicit framing, decoding guards, output note, repeat guard;
+grounding off), through the ``cypherturn bench run`` command a user would type; a
+killed run resumes. About 45 minutes a guided run of the 1.5B model on 2 cores.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+from cypherturn.metrics import bootstrap_ci, session_totals
+from cypherturn.protocols import CUT_OFF, REPEATING
+from cypherturn.records import TurnScore, read_jsonl
+from cypherturn.runner import CONFIG_FILE, RunConfig
+
+ROWS = Path(__file__).resolve().parents[1] / "docs" / "results" / "leaderboard-local"
+HARNESS = ["--framing", "explicit", "--decoding-guards", "--output-note", "--repeat-guard"]
+EX_TARGETS = {("qwen2.5-coder-1.5b", "guided"): 0.28, ("qwen2.5-coder-1.5b", "agentic x3"): 0.15}
+UNREADABLE_TARGET = 0.01
+
+
+def action_counts(run: Path) -> Counter[str] | None:
+    """Actions, unreadable replies (by reason) and repeats over the run's logs; None without logs."""
+    logs = sorted((run / "sessions").glob("*.jsonl"))
+    if not logs:
+        return None
+    counts: Counter[str] = Counter()
+    for log in logs:
+        # repeats are counted from the payloads, so runs without the repeat guard count too
+        done: set[tuple[int, str, str]] = set()
+        for line in log.read_text(encoding="utf-8").splitlines():
+            event = json.loads(line)
+            if event.get("event") != "step":
+                continue
+            step = event["step"]
+            counts["actions"] += 1
+            if step["action"] not in (None, "submit_answer"):
+                key = (
+                    step["turn"],
+                    step["action"],
+                    step.get("original_payload") or step["payload"],
+                )
+                counts["repeats"] += key in done
+                done.add(key)
+            if step["action"] is None:
+                reason = {CUT_OFF: "cut off", REPEATING: "runaway"}.get(
+                    step["observation"], "unparsable"
+                )
+                counts[f"unreadable ({reason})"] += 1
+                counts["unreadable"] += 1
+    return counts
+
+
+def _ex(run: Path, target: float | None) -> str:
+    """Sessions, turns and strict EX with its CI, against the target when there is one."""
+    turns = [s for s in read_jsonl(run / "scores.jsonl", TurnScore) if s.valid]
+    ci = bootstrap_ci(session_totals(turns))
+    sessions = len({s.record.session_id for s in turns})
+    verdict = ""
+    if target is not None:
+        verdict = f" (target >= {target:.2f}: {'met' if ci.estimate >= target else 'NOT met'})"
+    return (
+        f"{sessions} sessions, {len(turns)} turns\n"
+        f"    EX {ci.estimate:.3f} [{ci.low:.3f}, {ci.high:.3f}]{verdict}"
+    )
+
+
+def row(run: Path) -> str:
+    """One printed line: the run's system, EX with CI, and its action figures against targets."""
+    config = RunConfig.model_validate_json((run / CONFIG_FILE).read_text(encoding="utf-8"))
+    settings = config.settings
+    protocol = settings.protocol.value
+    if protocol == "agentic":
+        protocol += f" x{settings.budget_multiplier}"
+    head = f"{run.name}: {config.model} {protocol} [{settings.harness or 'paper'}]"
+    if (run / "scores.jsonl").exists():
+        text = f"{head}, {_ex(run, EX_TARGETS.get((config.model, protocol)))}"
+    else:
+        text = f"{head}: not scored yet (still playing?)"
+    counts = action_counts(run)
+    if counts is None:
+        return text + "\n    actions: no logs kept"
+    share = counts["unreadable"] / counts["actions"]
+    reasons = ", ".join(
+        f"{k} {v}" for k, v in sorted(counts.items()) if k.startswith("unreadable (")
+    )
+    met = "met" if share <= UNREADABLE_TARGET else "NOT met"
+    return (
+        text + f"\n    unreadable actions {counts['unreadable']}/{counts['actions']} ({share:.1%};"
+        f" target <= 1%: {met}){' - ' + reasons if reasons else ''};"
+        f" repeated actions {counts['repeats']}"
+    )
+
+
+def play(model: str, protocol: str, budget: int | None, bench: Path, out: Path) -> None:
+    """Play the stratified subset into ``out`` with the leaderboard harness (resumes)."""
+    command = [
+        sys.executable, "-m", "cypherturn", "bench", "run", str(bench), "--model", model,
+        "--protocol", protocol, "--sessions", "stratified:3", "--grounding", "none",
+        *HARNESS, "--seed", "0", "--out", str(out),
+    ]  # fmt: skip
+    if budget is not None:
+        command += ["--budget", str(budget)]
+    subprocess.run(command, check=True)
+
+
+def main() -> None:
+    """Play when asked, then print every run's figures against the targets."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("runs", nargs="*", type=Path)
+    parser.add_argument("--play", metavar="MODEL")
+    parser.add_argument("--protocol", default="guided")
+    parser.add_argument("--budget", type=int)
+    parser.add_argument("--bench", type=Path, help="benchmark JSONL (cypherturn bench build)")
+    parser.add_argument("--out", type=Path, help="run directory to play into")
+    args = parser.parse_args()
+    if args.play:
+        if args.bench is None or args.out is None:
+            parser.error("--play needs --bench and --out")
+        play(args.play, args.protocol, args.budget, args.bench, args.out)
+        args.runs.append(args.out)
+    runs = args.runs or sorted(p.parent for p in ROWS.glob("*/scores.jsonl"))
+    for run in runs:
+        print(row(run))
+
+
+if __name__ == "__main__":
+    main()
