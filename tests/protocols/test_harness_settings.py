@@ -26,6 +26,7 @@ from cypherturn.protocols._loop import (
     REPEATED,
     REPEATING,
     RESAMPLE_TEMPERATURE,
+    STUCK,
 )
 from cypherturn.records import Action, ProtocolName
 from cypherturn.runner._batch import RunConfig
@@ -253,21 +254,25 @@ def test_the_call_after_a_guard_stopped_reply_is_sampled(heroes: GraphEngine) ->
 
 
 @pytest.mark.parametrize("protocol", [ProtocolName.GUIDED, ProtocolName.AGENTIC])
-def test_the_repeat_guard_notes_a_repeated_action_and_samples_the_next_call(
+def test_the_repeat_guard_notes_a_repeat_samples_after_it_and_ends_a_stuck_turn(
     session: Session, heroes: GraphEngine, protocol: ProtocolName
 ) -> None:
+    ask = act("ASK_USER", "Which guild?")
     replies = [
         # turn 1: the same query twice (charged both times), then a submission
         act("EXECUTE_CYPHER", WRONG),
         act("EXECUTE_CYPHER", WRONG),
         act("SUBMIT_ANSWER", RIGHT),
-        # turn 2: the same query three times: the third is taken as the submission
+        # turn 2: the same query three times: the turn ends on the third, predicting it
         *[act("EXECUTE_CYPHER", WRONG)] * 3,
-        # (one more for the plain agentic run, whose turn 2 goes on after the third execution)
+        # turn 3: the same question three times, nothing executed: no prediction
+        *[ask] * 3,
+        # (more than the guarded run needs: the plain agentic run goes on after them)
         *[act("SUBMIT_ANSWER", RIGHT)] * (len(session.turns) - 1),
     ]
-    guarded = play(session, heroes, replies, protocol=protocol, repeat_guard=True)
-    plain = play(session, heroes, replies, protocol=protocol)
+    kwargs: dict[str, Any] = {"protocol": protocol, "sim_replies": ["The Iron Circle."] * 6}
+    guarded = play(session, heroes, replies, repeat_guard=True, **kwargs)
+    plain = play(session, heroes, replies, **kwargs)
     steps = guarded.outcomes[0].steps
     assert [s.repeat_of for s in steps] == [None, 1, None]
     assert [s.rows for s in steps[:2]] == [0, 0]
@@ -276,20 +281,23 @@ def test_the_repeat_guard_notes_a_repeated_action_and_samples_the_next_call(
     assert REPEATED.format(step=1) not in guarded.model.calls[1][-1].content
     settings = guarded.model.settings
     assert [s["temperature"] for s in settings[:3]] == [0.0, 0.0, RESAMPLE_TEMPERATURE]
-    settled = guarded.outcomes[1]
-    assert [(s.action, s.repeat_of) for s in settled.steps] == [
-        (Action.EXECUTE_CYPHER, None),
-        (Action.EXECUTE_CYPHER, 1),
-        (Action.SUBMIT_ANSWER, 1),
-    ]
-    assert (settled.end, settled.predicted_cypher) == (TurnEnd.SUBMITTED, WRONG)
-    assert [s["temperature"] for s in settings[3:]] == [0.0, 0.0, RESAMPLE_TEMPERATURE] + [0.0] * (
-        len(session.turns) - 2
-    )
-    # off (the paper's agent): no note, no sampling; the third execution runs as such
+    for outcome, action, prediction in (
+        (guarded.outcomes[1], Action.EXECUTE_CYPHER, WRONG),
+        (guarded.outcomes[2], Action.ASK_USER, None),
+    ):
+        assert [(s.action, s.repeat_of) for s in outcome.steps] == [
+            (action, None),
+            (action, 1),
+            (action, 1),
+        ]
+        assert (outcome.end, outcome.predicted_cypher) == (TurnEnd.STUCK, prediction)
+        assert outcome.steps[2].observation == STUCK and not outcome.steps[2].ok
+    assert [s["temperature"] for s in settings[3:9]] == [0.0, 0.0, RESAMPLE_TEMPERATURE] * 2
+    # off (the paper's agent): no note, no sampling; the third time runs as the others
     assert all(s.repeat_of is None for o in plain.outcomes for s in o.steps)
     assert all("word for word" not in m.content for call in plain.model.calls for m in call)
     assert all(s["temperature"] == 0.0 for s in plain.model.settings)
-    assert plain.outcomes[1].steps[2].action is Action.EXECUTE_CYPHER
+    assert plain.outcomes[1].steps[2].observation != STUCK
+    assert TurnEnd.STUCK not in {o.end for o in plain.outcomes}
     assert "repeat_guard" not in ProtocolSettings(protocol=protocol).model_dump()
     assert ProtocolSettings(protocol=protocol, repeat_guard=True).model_dump()["repeat_guard"]

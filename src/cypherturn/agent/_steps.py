@@ -28,6 +28,9 @@ class TurnEnd(StrEnum):
     CONTEXT_OVERFLOW = "context_overflow"
     """The turn's context outgrew the model's window before SUBMIT (fallback rule);
     the failed call costs no unit."""
+    STUCK = "stuck"
+    """Repeat guard: the model took one action a third time in the turn; the turn ended
+    there with the fallback prediction (:data:`cypherturn.protocols.SETTLED_REPEATS`)."""
     INFRA_ERROR = "infra_error"
     """The model endpoint or the engine failed persistently; the session is unscored."""
 
@@ -65,9 +68,9 @@ class ActionStep(BaseModel):
         (The three grounding fields default to empty, so logs written before them
         read unchanged.)
         repeat_of: with the repeat guard on, the earlier step of the turn this action
-            repeated word for word (same action and payload); ``None`` otherwise. On a
-            SUBMIT_ANSWER step it marks a query the model executed a third time, which
-            the guard submitted (:data:`cypherturn.protocols.SETTLED_REPEATS`).
+            repeated word for word (same action and payload); ``None`` otherwise. The
+            step that ended a turn as ``stuck`` (:data:`cypherturn.protocols.SETTLED_REPEATS`)
+            has it too; that action was not performed.
     """
 
     model_config = ConfigDict(frozen=True)

@@ -16,8 +16,8 @@ Harness settings beyond the paper (issue 16; each off by default, see
 SUBMIT_ANSWER, the explicit observation framing, GGUF decoding guards (stop
 at the observation headers, stop a completion that repeats itself), and the repeat
 guard (an action that repeats an earlier step of the turn word for word is still
-performed and charged, its observation says so, and the next call samples; a query
-executed a third time is taken as the turn's submission).
+performed and charged, its observation says so, and the next call samples; an action
+taken a third time ends the turn with the fallback prediction).
 """
 
 from __future__ import annotations
@@ -60,6 +60,7 @@ __all__ = [
     "REPEATING",
     "RESAMPLE_TEMPERATURE",
     "SETTLED_REPEATS",
+    "STUCK",
     "AskHandler",
     "LoopResult",
     "ModelCaller",
@@ -187,12 +188,14 @@ class LoopResult:
         last_executed: the last EXECUTE_CYPHER payload of the turn.
         steps: the steps taken.
         overflow: the context outgrew the model's window; the turn ended there.
+        stuck: the repeat guard ended the turn at this step (an action taken a third time).
     """
 
     submitted: str | None = None
     last_executed: str | None = None
     steps: list[ActionStep] = field(default_factory=list)
     overflow: str | None = None
+    stuck: int | None = None
 
     @property
     def prediction(self) -> str | None:
@@ -209,12 +212,14 @@ def turn_end(result: LoopResult, out_of_actions: TurnEnd) -> TurnEnd:
             (``ACTION_CAP`` in guided, ``BUDGET_EXHAUSTED`` in agentic).
 
     Returns:
-        ``SUBMITTED``, ``CONTEXT_OVERFLOW``, or ``out_of_actions``.
+        ``SUBMITTED``, ``CONTEXT_OVERFLOW``, ``STUCK``, or ``out_of_actions``.
     """
     if result.submitted is not None:
         return TurnEnd.SUBMITTED
     if result.overflow is not None:
         return TurnEnd.CONTEXT_OVERFLOW
+    if result.stuck is not None:
+        return TurnEnd.STUCK
     return out_of_actions
 
 
@@ -247,12 +252,19 @@ REPEATED = (
 """Note after the observation of an action that repeats an earlier step of the turn (repeat guard)."""
 
 SETTLED_REPEATS = 2
-"""The repeat of one EXECUTE_CYPHER query within a turn (2: its third execution) that the repeat
-guard takes as the turn's SUBMIT_ANSWER instead. Under the agentic protocol Qwen2.5-Coder-1.5B
-ran one query 28 times in a row, note and sampling notwithstanding, until the context
-overflowed and the session's budget was gone: every later turn fell off the cliff. The
-protocol's own fallback would predict that query anyway; submitting it ends the turn
-while budget is left for the next."""
+"""The repeat of one action within a turn (2: its third time) at which the repeat guard ends
+the turn instead of performing it (``TurnEnd.STUCK``, the fallback prediction: the turn's
+last executed query). Under the agentic protocol Qwen2.5-Coder-1.5B ran one query 28 times
+in a row, and in other sessions asked the user one question up to 19 times, note and
+sampling notwithstanding, until the session's budget was gone and every later turn fell off
+the cliff. For a repeated query the fallback is that query, as the protocol's own fallback
+would predict at the end of the budget; the turn ends while budget is left for the next."""
+
+STUCK = (
+    "The harness ended this question: the same action a third time. "
+    "Its last executed query is the answer."
+)
+"""Observation of the step at which the repeat guard ended a turn (never shown to the model)."""
 
 
 def _read_action(
@@ -315,9 +327,10 @@ def run_action_loop(
             same payload as the model wrote it) is performed and charged as usual; its
             step records ``repeat_of``, its observation ends with :data:`REPEATED`, and
             the next call samples (``resample``). SUBMIT_ANSWER ends the turn and is
-            never a repeat. The :data:`SETTLED_REPEATS`-th repeat of an EXECUTE_CYPHER
-            query is submitted instead of run again (the step is a
-            SUBMIT_ANSWER with ``repeat_of`` set; it costs its unit as any step).
+            never a repeat. The :data:`SETTLED_REPEATS`-th repeat of one action ends
+            the turn instead (``stuck`` set, :data:`STUCK` as the step's observation,
+            not performed, one unit charged as for any step; the prediction is the
+            fallback, the turn's last executed query).
 
     Returns:
         The :class:`LoopResult`; a context that outgrows the model's window ends
@@ -373,8 +386,23 @@ def run_action_loop(
                 repeat_of = performed.setdefault(key, index)
                 if repeat_of == index:
                     repeat_of = None
-                elif parsed.action is Action.EXECUTE_CYPHER and repeats[key] + 1 >= SETTLED_REPEATS:
-                    parsed = parsed.model_copy(update={"action": Action.SUBMIT_ANSWER})
+                elif repeats[key] + 1 >= SETTLED_REPEATS:
+                    stuck = base.model_copy(
+                        update={
+                            "action": parsed.action,
+                            "payload": parsed.payload,
+                            "observation": STUCK,
+                            "ok": False,
+                            "repeat_of": repeat_of,
+                        }
+                    )
+                    result.steps.append(stuck)
+                    on_step(stuck)
+                    result.stuck = index
+                    if parsed.action is Action.EXECUTE_CYPHER:
+                        # the query it kept running, even if another ran in between
+                        result.last_executed = result.steps[repeat_of - 1].payload
+                    break
                 else:
                     repeats[key] += 1
                     note = REPEATED.format(step=repeat_of) + note
@@ -388,7 +416,7 @@ def run_action_loop(
                 result.last_executed = record.payload
         else:
             record = base.model_copy(update={"observation": parsed.message, "ok": False})
-        resample = (repeat_of is not None and record.action is not Action.SUBMIT_ANSWER) or (
+        resample = repeat_of is not None or (
             guarded and isinstance(parsed, ParseFailure) and parsed.message in (REPEATING, CUT_OFF)
         )
         result.steps.append(record)

@@ -95,8 +95,8 @@ class ProtocolSettings(BaseModel):
         repeat_guard: an action that repeats an earlier step of the turn word for word
             is noted in its observation and the next call samples
             (:data:`~cypherturn.protocols.REPEATED`); it is still performed and charged,
-            except that the second repeat of an EXECUTE_CYPHER query is submitted
-            (:data:`~cypherturn.protocols.SETTLED_REPEATS`).
+            except that the second repeat of one action ends the turn with the fallback
+            prediction (:data:`~cypherturn.protocols.SETTLED_REPEATS`).
 
     ``grounding``, ``framing``, ``decoding_guards``, ``output_note`` and ``repeat_guard`` are left out of the serialized
     settings while they hold their defaults, so a run recorded before they existed
