@@ -366,3 +366,29 @@ def test_a_grammar_with_tools_is_a_config_error(default_model: GGUFChatModel) ->
 
     with pytest.raises(ConfigError, match="grammar cannot be combined with tools"):
         default_model.chat(QUESTION, max_tokens=4, tools=tools, grammar='root ::= "x"')
+
+
+def test_a_second_context_leaves_the_first_contexts_prompt_in_memory(
+    default_model: GGUFChatModel,
+) -> None:
+    agent = few_shot_context()
+    first = default_model.chat(agent, temperature=0.0, max_tokens=8, seed=0)
+    simulator = default_model.with_own_context("test-simulator")
+    assert simulator.spec == default_model.spec
+    asked = [
+        ChatMessage(role="system", content="You are a user asking about a graph of people."),
+        ChatMessage(role="user", content="Do you mean the people or the cities?"),
+    ]
+    simulator.chat(asked, temperature=0.0, max_tokens=8, seed=0)
+    agent += [
+        ChatMessage(role="assistant", content=first.text),
+        ChatMessage(role="user", content="And which cities are there?"),
+    ]
+    kept = default_model.chat(agent, temperature=0.0, max_tokens=8, seed=0)
+    assert kept.prompt_cache == "memory"
+    assert kept.cached_prompt_tokens >= first.prompt_tokens
+    # the same two calls on one context: the other conversation evicts the agent's
+    agent[-1] = ChatMessage(role="user", content="And which people are there?")
+    default_model.chat(asked, temperature=0.0, max_tokens=8, seed=0)
+    evicted = default_model.chat(agent, temperature=0.0, max_tokens=8, seed=0)
+    assert evicted.cached_prompt_tokens < first.prompt_tokens

@@ -301,3 +301,41 @@ def test_the_repeat_guard_notes_a_repeat_samples_after_it_and_ends_a_stuck_turn(
     assert TurnEnd.STUCK not in {o.end for o in plain.outcomes}
     assert "repeat_guard" not in ProtocolSettings(protocol=protocol).model_dump()
     assert ProtocolSettings(protocol=protocol, repeat_guard=True).model_dump()["repeat_guard"]
+
+
+def test_query_memory_shows_the_models_own_earlier_queries_in_the_guided_history(
+    session: Session, heroes: GraphEngine
+) -> None:
+    replies = [act("SUBMIT_ANSWER", WRONG)]
+    replies += [act("ASK_USER", f"Which guild, {n}?") for n in ("first", "second", "third")]
+    replies += [act("SUBMIT_ANSWER", RIGHT), act("SUBMIT_ANSWER", WRONG)]
+    remembered = play(session, heroes, replies, query_memory=True)
+    plain = play(session, heroes, replies)
+    assert [o.predicted_cypher for o in remembered.outcomes] == [WRONG, None, RIGHT, WRONG]
+    last = remembered.prompt(5)
+    turn_blocks = last.split("Conversation so far:\n", 1)[1].split("\n\nTurn ")
+    mine = [
+        line for block in turn_blocks for line in block.splitlines()
+        if line.startswith("Your query for this turn: ")
+    ]  # fmt: skip
+    assert mine == [f"Your query for this turn: {q}" for q in (WRONG, "none", RIGHT)]
+    # nothing else in the prompt changes, and the paper's history has no such line
+    assert "\n".join(
+        line for line in last.splitlines() if not line.startswith("Your query for this turn: ")
+    ) == plain.prompt(5)
+    assert all("Your query" not in m.content for call in plain.model.calls for m in call)
+    # a resumed run shows the predictions of the turns played before the interruption
+    resumed = play(session, heroes, replies[4:], query_memory=True, prior=remembered.outcomes[:2])
+    assert resumed.model.calls == remembered.model.calls[4:]
+
+
+def test_query_memory_is_a_recorded_guided_only_setting() -> None:
+    from cypherturn.api import SessionRunConfig
+    from cypherturn.errors import ConfigError
+
+    on = ProtocolSettings(protocol=ProtocolName.GUIDED, query_memory=True)
+    assert on.model_dump()["query_memory"] is True
+    assert "query_memory" not in ProtocolSettings(protocol=ProtocolName.GUIDED).model_dump()
+    assert on.harness == "memory"
+    with pytest.raises(ConfigError, match="guided protocol only"):
+        SessionRunConfig(protocol="agentic", query_memory=True).protocol_settings()

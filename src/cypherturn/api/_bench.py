@@ -361,6 +361,8 @@ class SessionRunConfig(BaseModel):
             (``protocols/prompts/output.v1.txt``; default off, as the paper).
         repeat_guard: note an action that repeats an earlier step of the turn and
             sample the next call (default off, as the paper).
+        query_memory: guided only: the history shows the query the model submitted
+            for each earlier turn (default off, as the paper).
         release_root: the official release's root, for imported official sessions
             (see :func:`~cypherturn.api.bench_engines`).
     """
@@ -383,6 +385,7 @@ class SessionRunConfig(BaseModel):
     decoding_guards: bool = False
     output_note: bool = False
     repeat_guard: bool = False
+    query_memory: bool = False
     release_root: Path | None = None
 
     def protocol_settings(self) -> ProtocolSettings:
@@ -412,6 +415,7 @@ class SessionRunConfig(BaseModel):
                 decoding_guards=self.decoding_guards,
                 output_note=self.output_note,
                 repeat_guard=self.repeat_guard,
+                query_memory=self.query_memory,
             )
         except ValueError as e:
             raise ConfigError(str(e)) from e

@@ -407,6 +407,14 @@ def run_command(
             "and charged, its observation says so, and the next call samples (temperature 0.7).",
         ),
     ] = False,
+    query_memory: Annotated[
+        bool,
+        typer.Option(
+            "--query-memory/--no-query-memory",
+            help="Guided only: the history shows the query the model submitted for each earlier "
+            "turn, so a follow-up can edit it. Off: the paper's history (gold results only).",
+        ),
+    ] = False,
 ) -> None:
     """Play the benchmark under a protocol, one action log per session; a killed run resumes.
 
@@ -436,6 +444,7 @@ def run_command(
         decoding_guards=decoding_guards,
         output_note=output_note,
         repeat_guard=repeat_guard,
+        query_memory=query_memory,
         release_root=release,
     )
     totals = {"turns": 0, "ex": 0, "tokens": 0, "failed": 0}

@@ -47,11 +47,15 @@ def resolve_model_spec(spec: str) -> str:
     return default_model_name() if spec == "default" else spec
 
 
+_INTERNAL_OPTIONS = frozenset({"spec", "context"})
+"""Keyword parameters of the model classes that the loader sets itself, not model options."""
+
+
 def _check_options(target: Callable[..., Any], options: dict[str, Any], spec: str) -> None:
     accepted = {
         name
         for name, p in inspect.signature(target).parameters.items()
-        if p.kind is inspect.Parameter.KEYWORD_ONLY and name != "spec"
+        if p.kind is inspect.Parameter.KEYWORD_ONLY and name not in _INTERNAL_OPTIONS
     }
     unknown = sorted(set(options) - accepted)
     if unknown:

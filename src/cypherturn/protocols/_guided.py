@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from cypherturn.agent import TurnEnd, render_rows, render_schema
 from cypherturn.models import ChatMessage
@@ -28,12 +28,26 @@ DISCOURAGEMENT = "I think my question was clear enough. Please try to answer it 
 """The scripted ASK_USER reply on turns without ambiguity_info (App. D.5)."""
 
 
-def guided_history(session: Session, turn: Turn, framing: Framing = Framing.PAPER) -> str:
+def guided_history(
+    session: Session,
+    turn: Turn,
+    framing: Framing = Framing.PAPER,
+    queries: Mapping[int, str | None] | None = None,
+) -> str:
     """The gold conversation history shown before a turn.
 
     Each prior turn is ``User: <utterance>`` / ``Assistant: [Query Result] <gold
     result, up to 10 rows>``; on a CONTRAST turn the immediately preceding result
     is shown untruncated so the complement can be computed.
+
+    With ``queries`` (query memory, :attr:`ProtocolSettings.query_memory`), a line
+    ``Your query for this turn: <query>`` (or ``... : none``) follows each prior
+    utterance: the model's own prediction for that turn, which a follow-up
+    ("of those, ...") can extend instead of restating every earlier condition
+    (deviation from App. D.5, issue 16). In the 1.5B model's guided run without it,
+    only 7 of the 37 chain turns whose dependency it had answered correctly were
+    right: the model dropped the earlier conditions (``What is the total capacity
+    of the storehouses above?`` summed every storehouse).
 
     Under :attr:`Framing.EXPLICIT` the result line is ``Result shown to the user
     (from the database, not written by you):`` instead (deviation from App. D.5):
@@ -45,6 +59,8 @@ def guided_history(session: Session, turn: Turn, framing: Framing = Framing.PAPE
         session: the session.
         turn: the current turn.
         framing: the run's observation framing.
+        queries: turn index -> the query the model submitted for it (``None``: none);
+            ``None`` leaves the paper's history.
 
     Returns:
         The history block (empty for the first turn), ending with a blank line.
@@ -61,7 +77,10 @@ def guided_history(session: Session, turn: Turn, framing: Framing = Framing.PAPE
         )
         gold = prior.gold_result
         rows = render_rows(gold.columns, gold.rows, None if untruncated else HISTORY_ROWS)
-        lines.append(f"Turn {prior.turn_index}\nUser: {prior.utterance}\n{head}{rows}")
+        mine = ""
+        if queries is not None:
+            mine = f"Your query for this turn: {queries.get(prior.turn_index) or 'none'}\n"
+        lines.append(f"Turn {prior.turn_index}\nUser: {prior.utterance}\n{mine}{head}{rows}")
     if not lines:
         return ""
     return "Conversation so far:\n" + "\n\n".join(lines) + "\n\n"
@@ -96,14 +115,15 @@ def play_guided(
     """Play a session under the guided protocol.
 
     Every turn starts from a fresh context (system prompt with the schema, gold
-    history, current utterance) and gets exactly 3 actions.
+    history, current utterance) and gets exactly 3 actions. With query memory on,
+    the history also shows the model's own earlier predictions.
 
     Args:
         session: the session.
         env: model, executor, prompts, settings and log sinks.
         prior: the session's first turns as an interrupted run played them
             (resume); turns are independent under oracle history, so they are
-            only skipped.
+            only skipped (query memory reads their predictions).
 
     Returns:
         One :class:`TurnOutcome` per turn not in ``prior``.
@@ -125,9 +145,14 @@ def play_guided(
     outcomes: list[TurnOutcome] = []
     for turn in session.turns[len(prior) :]:
         started = time.perf_counter()
+        queries = (
+            {o.turn: o.predicted_cypher for o in (*prior, *outcomes)}
+            if env.settings.query_memory
+            else None
+        )
         text = fill(
             prompts["guided_turn"],
-            history=guided_history(session, turn, env.settings.framing),
+            history=guided_history(session, turn, env.settings.framing, queries),
             utterance=turn.utterance + dependency_hint(turn),
         )
         messages = [

@@ -65,6 +65,7 @@ _HARNESS_DEFAULTS: dict[str, Any] = {
     "decoding_guards": False,
     "output_note": False,
     "repeat_guard": False,
+    "query_memory": False,
 }
 """Settings added after runs were recorded, with the values those runs played under."""
 
@@ -97,8 +98,15 @@ class ProtocolSettings(BaseModel):
             (:data:`~cypherturn.protocols.REPEATED`); it is still performed and charged,
             except that the second repeat of one action ends the turn with the fallback
             prediction (:data:`~cypherturn.protocols.SETTLED_REPEATS`).
+        query_memory: guided only: the history shows, under each earlier turn's
+            utterance, the query the model submitted for it (its prediction), so a
+            follow-up can be written as an edit of it
+            (:func:`~cypherturn.protocols.guided_history`). Off by default: the
+            paper's guided history holds the gold results only, which keeps turns
+            independent (§3.1); with it on, an earlier wrong query can mislead a turn.
 
-    ``grounding``, ``framing``, ``decoding_guards``, ``output_note`` and ``repeat_guard`` are left out of the serialized
+    ``grounding``, ``framing``, ``decoding_guards``, ``output_note``, ``repeat_guard`` and
+    ``query_memory`` are left out of the serialized
     settings while they hold their defaults, so a run recorded before they existed
     keeps its configuration digest and resumes; a run with any of them changed
     records it in ``bench_config.json``.
@@ -118,6 +126,7 @@ class ProtocolSettings(BaseModel):
     decoding_guards: bool = False
     output_note: bool = False
     repeat_guard: bool = False
+    query_memory: bool = False
 
     @model_serializer(mode="wrap")
     def _compact(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
@@ -133,7 +142,7 @@ class ProtocolSettings(BaseModel):
 
         In a fixed order, comma-separated: ``grounding check+repair+values`` (or
         ``grounding all``), ``explicit`` (framing), ``guards`` (decoding guards),
-        ``note`` (output note), ``repeat`` (repeat guard). ``cypherturn report``
+        ``note`` (output note), ``repeat`` (repeat guard), ``memory`` (query memory). ``cypherturn report``
         keeps runs that differ in it apart (:attr:`cypherturn.records.TurnRecord.harness`).
         """
         parts = []
@@ -149,6 +158,7 @@ class ProtocolSettings(BaseModel):
                 ("guards", self.decoding_guards),
                 ("note", self.output_note),
                 ("repeat", self.repeat_guard),
+                ("memory", self.query_memory),
             )
             if on
         ]
@@ -168,6 +178,11 @@ class ProtocolSettings(BaseModel):
                 raise ValueError(f"variant {self.variant} applies to the agentic protocol only")
             if self.budget_multiplier != GUIDED_ACTIONS:
                 raise ValueError("the guided protocol has a fixed budget of 3 actions per turn")
+        elif self.query_memory:
+            raise ValueError(
+                "query memory applies to the guided protocol only: the agentic "
+                "conversation already holds the model's own queries"
+            )
         return self
 
 

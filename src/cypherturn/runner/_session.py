@@ -15,7 +15,7 @@ from pydantic import BaseModel
 from cypherturn.agent import ActionExecutor, ActionStep, TurnEnd, UserSimulator, tool_definitions
 from cypherturn.errors import RunInterrupted
 from cypherturn.graph import GraphEngine, GraphSchema
-from cypherturn.models import ChatModel
+from cypherturn.models import ChatModel, GGUFChatModel
 from cypherturn.protocols import (
     GUIDED_ACTIONS,
     ActionFormat,
@@ -72,6 +72,17 @@ class SessionResult:
     records: list[TurnRecord] = field(default_factory=list)
     error: str | None = None
     resumed: bool = False
+
+
+SIMULATOR_CONTEXT = "simulator"
+"""The llama.cpp context name of a GGUF evaluated model when it also plays the user simulator."""
+
+
+def _simulator_default(model: ChatModel) -> ChatModel:
+    """The evaluated model as the user simulator: a GGUF model in its own context, others as they are."""
+    if isinstance(model, GGUFChatModel):
+        return model.with_own_context(SIMULATOR_CONTEXT)
+    return model
 
 
 def session_digest(session: Session) -> str:
@@ -187,7 +198,9 @@ def run_session(
         engine: an engine on the session's graph (``session.world``), loaded.
         settings: protocol, budget multiplier, variant, sampling settings.
         run_id: the run identifier written into the records.
-        sim_model: the user simulator's model (agentic; default: ``model``).
+        sim_model: the user simulator's model (agentic; default: ``model``, a GGUF
+            model in a llama.cpp context of its own so that the simulator's calls do
+            not evict the agent's prompt cache, :meth:`GGUFChatModel.with_own_context`).
         schema: the graph's schema when known (otherwise introspected).
         prompts: the prompt set (default: the packaged current version).
         log_path: where to write the session log (``None``: no log).
@@ -257,7 +270,7 @@ def run_session(
         simulator = None
         if settings.protocol is ProtocolName.AGENTIC:
             simulator = UserSimulator(
-                sim_model or model,
+                sim_model or _simulator_default(model),
                 executor.schema,
                 session.persona.value,
                 prompts["simulator_system"],
