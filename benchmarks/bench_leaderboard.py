@@ -8,7 +8,9 @@ Without arguments it reads the committed rows under ``docs/results/leaderboard-l
 protocol, harness, sessions and turns, strict EX with its session-bootstrap CI, and
 the unreadable actions (replies the harness could not read as an action) and the
 repeated ones (an earlier action of the turn, word for word) over all actions, from the run's action logs when they were kept,
-each against its target:
+each against its target, and the model's seconds per action (median and 90th percentile), also
+for the actions right after an ASK_USER answered by the user simulator (agentic), which
+re-evaluated the whole conversation while the simulator shared the agent's llama.cpp context:
 
 - Qwen2.5-Coder-1.5B: guided EX >= 0.28 (Gemma-2-9B in CypherTurn Table 2),
   agentic x3 EX >= 0.15;
@@ -28,7 +30,10 @@ import json
 import subprocess
 import sys
 from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
+
+import numpy as np
 
 from cypherturn.metrics import bootstrap_ci, session_totals
 from cypherturn.protocols import CUT_OFF, REPEATING
@@ -41,21 +46,42 @@ EX_TARGETS = {("qwen2.5-coder-1.5b", "guided"): 0.28, ("qwen2.5-coder-1.5b", "ag
 UNREADABLE_TARGET = 0.01
 
 
-def action_counts(run: Path) -> Counter[str] | None:
-    """Actions, unreadable replies (by reason) and repeats over the run's logs; None without logs."""
+@dataclass
+class LogFigures:
+    """What a run's action logs show: counts by kind, and the model's seconds per action.
+
+    Attributes:
+        counts: ``actions``, ``repeats``, ``unreadable`` and ``unreadable (<reason>)``.
+        seconds: the model's seconds of every action.
+        after_ask: the model's seconds of the actions right after an ASK_USER step.
+    """
+
+    counts: Counter[str] = field(default_factory=Counter)
+    seconds: list[float] = field(default_factory=list)
+    after_ask: list[float] = field(default_factory=list)
+
+
+def action_counts(run: Path) -> LogFigures | None:
+    """Actions, unreadable replies (by reason), repeats and model seconds over the run's logs; None without logs."""
     logs = sorted((run / "sessions").glob("*.jsonl"))
     if not logs:
         return None
-    counts: Counter[str] = Counter()
+    figures = LogFigures()
+    counts = figures.counts
     for log in logs:
         # repeats are counted from the payloads, so runs without the repeat guard count too
         done: set[tuple[int, str, str]] = set()
+        asked = False
         for line in log.read_text(encoding="utf-8").splitlines():
             event = json.loads(line)
             if event.get("event") != "step":
                 continue
             step = event["step"]
             counts["actions"] += 1
+            figures.seconds.append(step["model_latency_s"])
+            if asked:
+                figures.after_ask.append(step["model_latency_s"])
+            asked = step["action"] == "ask_user"
             if step["action"] not in (None, "submit_answer"):
                 key = (
                     step["turn"],
@@ -70,7 +96,13 @@ def action_counts(run: Path) -> Counter[str] | None:
                 )
                 counts[f"unreadable ({reason})"] += 1
                 counts["unreadable"] += 1
-    return counts
+    return figures
+
+
+def _seconds(values: list[float]) -> str:
+    """Median and 90th percentile of model seconds, e.g. ``4.1 s (p90 7.9 s, 612 actions)``."""
+    p50, p90 = np.percentile(values, [50, 90])
+    return f"{p50:.1f} s (p90 {p90:.1f} s, {len(values)} actions)"
 
 
 def _ex(run: Path, target: float | None) -> str:
@@ -99,9 +131,13 @@ def row(run: Path) -> str:
         text = f"{head}, {_ex(run, EX_TARGETS.get((config.model, protocol)))}"
     else:
         text = f"{head}: not scored yet (still playing?)"
-    counts = action_counts(run)
-    if counts is None:
+    figures = action_counts(run)
+    if figures is None:
         return text + "\n    actions: no logs kept"
+    counts = figures.counts
+    timing = f"\n    model seconds per action {_seconds(figures.seconds)}"
+    if figures.after_ask:
+        timing += f"; right after ASK_USER {_seconds(figures.after_ask)}"
     share = counts["unreadable"] / counts["actions"]
     reasons = ", ".join(
         f"{k} {v}" for k, v in sorted(counts.items()) if k.startswith("unreadable (")
@@ -110,7 +146,7 @@ def row(run: Path) -> str:
     return (
         text + f"\n    unreadable actions {counts['unreadable']}/{counts['actions']} ({share:.1%};"
         f" target <= 1%: {met}){' - ' + reasons if reasons else ''};"
-        f" repeated actions {counts['repeats']}"
+        f" repeated actions {counts['repeats']}{timing}"
     )
 
 
