@@ -18,7 +18,14 @@ import pytest
 
 from cypherturn.agent import tool_definitions
 from cypherturn.errors import ConfigError, ContextLengthError
-from cypherturn.models import ChatMessage, GGUFChatModel, default_model_path, load_model
+from cypherturn.models import (
+    ChatMessage,
+    GGUFChatModel,
+    ReplayChatModel,
+    default_model_path,
+    in_own_context,
+    load_model,
+)
 from cypherturn.models._prefix_cache import CACHE_DIR_ENV
 
 SCHEMA = """Node properties:
@@ -366,6 +373,16 @@ def test_a_grammar_with_tools_is_a_config_error(default_model: GGUFChatModel) ->
 
     with pytest.raises(ConfigError, match="grammar cannot be combined with tools"):
         default_model.chat(QUESTION, max_tokens=4, tools=tools, grammar='root ::= "x"')
+
+
+def test_in_own_context_gives_a_gguf_model_a_second_context_and_leaves_others_as_they_are(
+    default_model: GGUFChatModel,
+) -> None:
+    second = in_own_context(default_model, "test-role")
+    assert isinstance(second, GGUFChatModel) and second is not default_model
+    assert second.spec == default_model.spec
+    replay = ReplayChatModel(["Yes."])
+    assert in_own_context(replay, "test-role") is replay
 
 
 def test_a_second_context_leaves_the_first_contexts_prompt_in_memory(

@@ -429,15 +429,3 @@ def test_variant_runs_record_their_variant_also_when_resumed_from_old_logs(
     assert again.resumed == 2
     records = list(read_jsonl(out / RECORDS_FILE, TurnRecord))
     assert {r.variant for r in records} == {"persistent_schema"}
-
-
-def test_a_gguf_model_plays_the_user_simulator_in_a_context_of_its_own() -> None:
-    from cypherturn.models import GGUFChatModel, default_model_path
-    from cypherturn.runner._session import _simulator_default
-
-    model = GGUFChatModel(default_model_path())
-    simulator = _simulator_default(model)
-    assert isinstance(simulator, GGUFChatModel) and simulator is not model
-    assert simulator.spec == model.spec
-    replay = ReplayChatModel(["Yes."])
-    assert _simulator_default(replay) is replay

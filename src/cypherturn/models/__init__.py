@@ -15,7 +15,7 @@ from cypherturn.models._base import (
     ToolCall,
     ToolSpec,
 )
-from cypherturn.models._gguf import GGUFChatModel, default_model_path
+from cypherturn.models._gguf import GGUFChatModel, default_model_path, in_own_context
 from cypherturn.models._load import (
     MODEL_SCHEMES,
     default_model_name,
@@ -60,6 +60,7 @@ __all__ = [
     "default_model_name",
     "default_model_path",
     "ensure_model_file",
+    "in_own_context",
     "installed",
     "load_model",
     "model_cache_dir",

@@ -37,6 +37,7 @@ from cypherturn.errors import (
 from cypherturn.models._base import (
     DEFAULT_TEMPERATURE,
     ChatMessage,
+    ChatModel,
     ChatResponse,
     ToolCall,
     ToolSpec,
@@ -877,3 +878,22 @@ class GGUFChatModel:
             path,
             time.perf_counter() - started,
         )
+
+
+def in_own_context(model: ChatModel, name: str) -> ChatModel:
+    """``model`` for a second role whose calls must not evict the first role's prompt.
+
+    A GGUF model gets a llama.cpp context of its own
+    (:meth:`GGUFChatModel.with_own_context`); any other model keeps no prompt state
+    between calls in this process and is returned as it is.
+
+    Args:
+        model: the model of the first role.
+        name: the second role's context name (``simulator``, ``answer``).
+
+    Returns:
+        The model for the second role.
+    """
+    if isinstance(model, GGUFChatModel):
+        return model.with_own_context(name)
+    return model

@@ -15,7 +15,7 @@ from pydantic import BaseModel
 from cypherturn.agent import ActionExecutor, ActionStep, TurnEnd, UserSimulator, tool_definitions
 from cypherturn.errors import RunInterrupted
 from cypherturn.graph import GraphEngine, GraphSchema
-from cypherturn.models import ChatModel, GGUFChatModel
+from cypherturn.models import ChatModel, in_own_context
 from cypherturn.protocols import (
     GUIDED_ACTIONS,
     ActionFormat,
@@ -76,13 +76,6 @@ class SessionResult:
 
 SIMULATOR_CONTEXT = "simulator"
 """The llama.cpp context name of a GGUF evaluated model when it also plays the user simulator."""
-
-
-def _simulator_default(model: ChatModel) -> ChatModel:
-    """The evaluated model as the user simulator: a GGUF model in its own context, others as they are."""
-    if isinstance(model, GGUFChatModel):
-        return model.with_own_context(SIMULATOR_CONTEXT)
-    return model
 
 
 def session_digest(session: Session) -> str:
@@ -270,7 +263,7 @@ def run_session(
         simulator = None
         if settings.protocol is ProtocolName.AGENTIC:
             simulator = UserSimulator(
-                sim_model or _simulator_default(model),
+                sim_model or in_own_context(model, SIMULATOR_CONTEXT),
                 executor.schema,
                 session.persona.value,
                 prompts["simulator_system"],
