@@ -28,7 +28,7 @@ from cypherturn.chat import (
 from cypherturn.errors import ConfigError
 from cypherturn.graph import GraphEngine, GraphSchema, render_schema_prompt
 from cypherturn.grounding import GraphIndex, graph_index
-from cypherturn.models import ChatModel, in_own_context, load_model
+from cypherturn.models import ChatModel, load_model
 from cypherturn.protocols import HISTORY_ROWS
 from cypherturn.strategies import (
     TokenCallback,
@@ -37,9 +37,6 @@ from cypherturn.strategies import (
 )
 
 __all__ = ["ChatConfig", "ChatSession"]
-
-ANSWER_CONTEXT = "answer"
-"""The llama.cpp context name in which a GGUF model writes chat's answers in words."""
 
 
 class ChatConfig(AskConfig):
@@ -73,10 +70,7 @@ class ChatSession:
     (:func:`~cypherturn.chat.chat_history`) when it refers back to it
     (:func:`~cypherturn.chat.refers_back`), so a follow-up is resolved against
     earlier questions, queries and results; then, for an answered turn, writes
-    the answer in words (:func:`~cypherturn.answers.answer_in_words`); a GGUF
-    model writes it in a llama.cpp context of its own (:data:`ANSWER_CONTEXT`), so
-    the next question's call finds the conversation's Cypher prompt still
-    evaluated. A question
+    the answer in words (:func:`~cypherturn.answers.answer_in_words`). A question
     the graph cannot answer is recorded as ``out_of_scope`` with the reason
     (:func:`~cypherturn.chat.scope_problem`, :func:`~cypherturn.chat.result_problem`).
 
@@ -277,7 +271,7 @@ class ChatSession:
         answer = None
         if problem is None and self.config.answer and result.final_result is not None:
             answer = answer_in_words(
-                in_own_context(model, ANSWER_CONTEXT),
+                model,
                 question,
                 result.final_query,
                 result.final_result,
