@@ -9,6 +9,7 @@ from cypherturn.metrics import (
     cer,
     cer_by_position,
     ex_by_position,
+    group_by_system,
     session_scores,
     summarize,
 )
@@ -34,10 +35,11 @@ def turn(
     cliff: bool = False,
     phenomenon: str = "EXPAND",
     psjs: float | None = 1.0,
+    run_id: str = "r",
     **record: object,
 ) -> TurnScore:
     rec = TurnRecord(
-        run_id="r",
+        run_id=run_id,
         model=model,
         protocol=ProtocolName(protocol),
         session_id=session,
@@ -104,6 +106,24 @@ def test_systems_are_separated_and_sorted() -> None:
     table = [*TABLE, turn("A", 1, 1, protocol="guided"), turn("A", 1, 0, model="a")]
     keys = [(s.model, s.protocol.value) for s in summarize(table)]
     assert keys == [("a", "agentic"), ("m", "agentic"), ("m", "guided")]
+
+
+def test_runs_of_one_system_merge_unless_they_played_the_same_session(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    split = [turn("A", 1, 1, run_id="r1"), turn("B", 1, 0, run_id="r2")]
+    assert list(group_by_system(split)) == [("m", "agentic", 3, "base", "")]
+    replayed = [*split, turn("A", 1, 0, run_id="r2"), turn("A", 2, 0, run_id="r2")]
+    groups = group_by_system(replayed)
+    assert {k[4]: len(v) for k, v in groups.items()} == {"run r1": 1, "run r2": 3}
+    summaries = {s.harness: s for s in summarize(replayed)}
+    assert summaries["run r1"].sessions == 1 and summaries["run r2"].sessions == 2
+    assert "played the same sessions (A)" in caplog.text
+    harnessed = [
+        turn("A", 1, 1, run_id="r1", harness="note"),
+        turn("A", 1, 0, run_id="r2", harness="note"),
+    ]
+    assert sorted(k[4] for k in group_by_system(harnessed)) == ["note, run r1", "note, run r2"]
 
 
 def test_cliff_exhaustion_and_ex_excluding_cliff() -> None:

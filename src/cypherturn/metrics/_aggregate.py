@@ -8,6 +8,8 @@ paper, :attr:`~cypherturn.records.TurnRecord.harness`; empty for the paper's age
 
 from __future__ import annotations
 
+import functools
+import logging
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from statistics import fmean
@@ -31,6 +33,8 @@ __all__ = [
     "session_scores",
     "summarize",
 ]
+
+logger = logging.getLogger(__name__)
 
 SystemKey = tuple[str, str, int, str, str]
 """``(model, protocol, budget multiplier, variant, harness)``."""
@@ -91,11 +95,48 @@ def _valid(scores: Iterable[TurnScore]) -> list[TurnScore]:
     return [s for s in scores if s.valid]
 
 
+@functools.cache
+def _warn_replayed(runs: tuple[str, ...], system: SystemKey, sessions: tuple[str, ...]) -> None:
+    """Log once per process that ``runs`` of ``system`` played the same ``sessions``."""
+    logger.warning(
+        "runs %s of one system (%s) played the same sessions (%s%s): kept apart",
+        ", ".join(runs),
+        ", ".join(map(str, system)),
+        ", ".join(sessions[:3]),
+        ", ..." if len(sessions) > 3 else "",
+    )
+
+
 def group_by_system(scores: Iterable[TurnScore]) -> dict[SystemKey, list[TurnScore]]:
-    """Valid turn scores grouped by ``(model, protocol, budget, variant, harness)``, keys sorted."""
-    groups: dict[SystemKey, list[TurnScore]] = defaultdict(list)
+    """Valid turn scores grouped by ``(model, protocol, budget, variant, harness)``, keys sorted.
+
+    Runs of one system are merged (a subset split over runs, a run resumed under
+    another id), except when two of them played the same session: then each run
+    is a system of its own, its harness ending with ``run <run_id>``
+    (``explicit, guards, run agentic3-final``), and a warning names the runs.
+    Merging them would count the session twice: twice the turns, a bootstrap
+    over duplicated sessions, and a paired comparison that sums two plays of one
+    session. Kept apart, the report pairs them like any two harnesses of a model.
+    """
+    merged: dict[SystemKey, list[TurnScore]] = defaultdict(list)
     for score in _valid(scores):
-        groups[score.record.system].append(score)
+        merged[score.record.system].append(score)
+    groups: dict[SystemKey, list[TurnScore]] = {}
+    for system, turns in merged.items():
+        runs_of: dict[str, set[str]] = defaultdict(set)
+        for t in turns:
+            runs_of[t.record.session_id].add(t.record.run_id)
+        replayed = sorted(s for s, runs in runs_of.items() if len(runs) > 1)
+        if not replayed:
+            groups[system] = turns
+            continue
+        runs = sorted({t.record.run_id for t in turns})
+        _warn_replayed(tuple(runs), system, tuple(replayed))
+        for t in turns:
+            harness = system[4]
+            tag = f"run {t.record.run_id}"
+            key = (*system[:4], f"{harness}, {tag}" if harness else tag)
+            groups.setdefault(key, []).append(t)
     return dict(sorted(groups.items()))
 
 
