@@ -77,6 +77,10 @@ def action_counts(run: Path) -> LogFigures | None:
             if event.get("event") != "step":
                 continue
             step = event["step"]
+            if step.get("by_harness"):
+                # taken for the model (--schema-first): no reply to read, no model call
+                counts["by harness"] += 1
+                continue
             counts["actions"] += 1
             figures.seconds.append(step["model_latency_s"])
             if asked:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from helpers_protocols import act, play
 
-from cypherturn.agent import TurnEnd
+from cypherturn.agent import ActionExecutor, TurnEnd
 from cypherturn.graph import GraphEngine
-from cypherturn.protocols import HISTORY_RESULT_CHARS, Variant, session_budget
+from cypherturn.protocols import HISTORY_RESULT_CHARS, ProtocolSettings, Variant, session_budget
 from cypherturn.records import ProtocolName
 from cypherturn.sessions import Session
 
@@ -156,3 +156,57 @@ def test_resuming_from_finished_turns_plays_as_if_never_interrupted(
     assert [s.observation for s in resumed.steps] == [s.observation for o in later for s in o.steps]
     calls_before = sum(len(o.steps) for o in whole.outcomes[:cut])
     assert resumed.model.calls == whole.model.calls[calls_before:]
+
+
+@pytest.mark.parametrize("keep", [Variant.BASE, Variant.PERSISTENT_SCHEMA])
+def test_schema_first_spends_the_sessions_first_action_on_the_schema(
+    session: Session, heroes: GraphEngine, keep: Variant
+) -> None:
+    replies = [act("EXECUTE_CYPHER", Q2), act("SUBMIT_ANSWER", Q1)]
+    replies += [act("SUBMIT_ANSWER", Q2)] * 3
+    first = play(session, heroes, replies, protocol=AGENTIC, variant=keep, schema_first=True)
+    plain = play(session, heroes, replies, protocol=AGENTIC, variant=keep)
+    taken = first.steps[0]
+    assert (taken.turn, taken.step, taken.action, taken.by_harness) == (
+        1,
+        1,
+        "inspect_schema",
+        True,
+    )
+    assert taken.reply == "" and taken.prompt_tokens == taken.output_tokens == 0
+    assert taken.observation == ActionExecutor(heroes).inspect_schema().text
+    # charged like any action: turn 1 took 3 units of B = 12, the model made 2 calls
+    assert [(s.step, s.by_harness) for s in first.outcomes[0].steps] == [
+        (1, True),
+        (2, False),
+        (3, False),
+    ]
+    assert first.outcomes[0].budget_remaining == plain.outcomes[0].budget_remaining - 1 == 9
+    assert len(first.model.calls) == len(plain.model.calls) == 5
+    assert [o.predicted_cypher for o in first.outcomes] == [
+        o.predicted_cypher for o in plain.outcomes
+    ]
+    heading = "Graph schema (from the INSPECT_SCHEMA the harness ran for you"
+    assert heading in first.prompt(0) and "(:Hero {" in first.prompt(0)
+    assert "(:Hero {" not in plain.prompt(0)
+    # the schema stays in later turns' prompts only under Agentic-PS
+    later = keep is Variant.PERSISTENT_SCHEMA
+    assert all((heading in first.prompt(call)) is later for call in (2, 3, 4))
+    # a resumed session neither takes the action again nor loses the kept schema
+    resumed = play(
+        session, heroes, replies[2:], protocol=AGENTIC, variant=keep, schema_first=True,
+        prior=first.outcomes[:1],
+    )  # fmt: skip
+    assert not any(s.by_harness for s in resumed.steps)
+    assert resumed.model.calls == first.model.calls[2:]
+
+
+def test_schema_first_is_a_recorded_agentic_only_setting() -> None:
+    from cypherturn.api import SessionRunConfig
+    from cypherturn.errors import ConfigError
+
+    on = SessionRunConfig(protocol="agentic", budget=3, schema_first=True).protocol_settings()
+    assert on.model_dump()["schema_first"] is True and on.harness == "schema first"
+    assert "schema_first" not in ProtocolSettings(protocol=AGENTIC).model_dump()
+    with pytest.raises(ConfigError, match=r"^schema first applies to the agentic protocol only"):
+        SessionRunConfig(protocol="guided", schema_first=True).protocol_settings()

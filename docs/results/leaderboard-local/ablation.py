@@ -47,6 +47,9 @@ def action_counts(run: Path, exclude: set[str]) -> Counter[str] | None:
             if event.get("event") != "step":
                 continue
             step = event["step"]
+            if step.get("by_harness"):
+                counts["taken by the harness"] += 1
+                continue
             counts["actions"] += 1
             if step["action"] is None:
                 reason = {CUT_OFF: "cut off", REPEATING: "repetition guard"}.get(

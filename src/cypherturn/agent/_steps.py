@@ -71,6 +71,11 @@ class ActionStep(BaseModel):
             repeated word for word (same action and payload); ``None`` otherwise. The
             step that ended a turn as ``stuck`` (:data:`cypherturn.protocols.SETTLED_REPEATS`)
             has it too; that action was not performed.
+        by_harness: the harness took this action on the model's behalf (no model
+            call: ``reply`` empty, no tokens); with ``schema_first`` the session's first
+            action is such an INSPECT_SCHEMA
+            (:attr:`cypherturn.protocols.ProtocolSettings.schema_first`). ``False`` in
+            logs written before the field existed.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -97,3 +102,4 @@ class ActionStep(BaseModel):
     grounding_repairs: list[Finding] = Field(default_factory=list)
     grounding_findings: list[Finding] = Field(default_factory=list)
     repeat_of: int | None = Field(default=None, ge=1)
+    by_harness: bool = False

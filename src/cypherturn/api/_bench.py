@@ -9,7 +9,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from cypherturn import runner
 from cypherturn.agent import AgentGrounding
@@ -363,6 +363,8 @@ class SessionRunConfig(BaseModel):
             sample the next call (default off, as the paper).
         query_memory: guided only: the history shows the query the model submitted
             for each earlier turn (default off, as the paper).
+        schema_first: agentic only: the harness takes the session's first action,
+            an INSPECT_SCHEMA (default off, as the paper).
         release_root: the official release's root, for imported official sessions
             (see :func:`~cypherturn.api.bench_engines`).
     """
@@ -386,6 +388,7 @@ class SessionRunConfig(BaseModel):
     output_note: bool = False
     repeat_guard: bool = False
     query_memory: bool = False
+    schema_first: bool = False
     release_root: Path | None = None
 
     def protocol_settings(self) -> ProtocolSettings:
@@ -416,9 +419,12 @@ class SessionRunConfig(BaseModel):
                 output_note=self.output_note,
                 repeat_guard=self.repeat_guard,
                 query_memory=self.query_memory,
+                schema_first=self.schema_first,
             )
-        except ValueError as e:
-            raise ConfigError(str(e)) from e
+        except ValidationError as e:
+            # the validators' own sentences, without pydantic's wrapping
+            reasons = (err["msg"].removeprefix("Value error, ") for err in e.errors())
+            raise ConfigError("; ".join(reasons)) from e
 
 
 class BenchRunConfig(SessionRunConfig):

@@ -415,6 +415,15 @@ def run_command(
             "turn, so a follow-up can edit it. Off: the paper's history (gold results only).",
         ),
     ] = False,
+    schema_first: Annotated[
+        bool,
+        typer.Option(
+            "--schema-first/--no-schema-first",
+            help="Agentic only: the session's first action is an INSPECT_SCHEMA the harness "
+            "takes for the model (one budget unit); with --variant persistent_schema every "
+            "turn's prompt holds the schema. Off: the model decides, as the paper.",
+        ),
+    ] = False,
 ) -> None:
     """Play the benchmark under a protocol, one action log per session; a killed run resumes.
 
@@ -445,6 +454,7 @@ def run_command(
         output_note=output_note,
         repeat_guard=repeat_guard,
         query_memory=query_memory,
+        schema_first=schema_first,
         release_root=release,
     )
     totals = {"turns": 0, "ex": 0, "tokens": 0, "failed": 0}

@@ -71,6 +71,31 @@ def agentic_history(turns: list[tuple[Turn, list[ActionStep]]]) -> str:
     return "Conversation so far:\n" + "\n\n".join(blocks) + "\n\n"
 
 
+_HARNESS_SCHEMA = "the INSPECT_SCHEMA the harness ran for you at the start of the session"
+"""How the schema block names a schema the harness inspected (``schema_first``)."""
+
+
+def _inspect_for_model(env: SessionEnv, turn: int, remaining: int) -> ActionStep:
+    """The session's first action, INSPECT_SCHEMA, taken by the harness (``schema_first``).
+
+    Charged one unit like any action; the step has no reply and no tokens.
+
+    Raises:
+        EngineConnectionError: the engine is unreachable.
+    """
+    obs = env.executor.inspect_schema()
+    return ActionStep(
+        turn=turn,
+        step=1,
+        action=Action.INSPECT_SCHEMA,
+        observation=obs.text,
+        ok=obs.ok,
+        execution_latency_s=obs.latency_s,
+        budget_remaining=remaining - 1,
+        by_harness=True,
+    )
+
+
 def agentic_system(prompts: PromptSet, settings: ProtocolSettings) -> str:
     """The agentic system prompt (no schema); a variant may swap the efficiency line."""
     system = fill(
@@ -88,6 +113,10 @@ def play_agentic(
 
     The budget ``B = T x m`` decrements with every step of every turn; once it is
     zero every remaining turn is a cliff turn with no prediction (no model call).
+    With ``settings.schema_first`` (a harness setting beyond the paper) the session's
+    first action is an INSPECT_SCHEMA the harness takes before the first model call
+    (one unit, a ``by_harness`` step of turn 1); its text heads turn 1's prompt, and
+    under Agentic-PS every later turn's, as the kept schema.
 
     Args:
         session: the session.
@@ -115,6 +144,8 @@ def play_agentic(
     done: list[tuple[Turn, list[ActionStep]]] = []
     persistent: list[str] = []
     outcomes: list[TurnOutcome] = []
+    # where the kept schema came from: the first INSPECT_SCHEMA of the session
+    source = "your INSPECT_SCHEMA"
 
     def keep_schema(text: str) -> None:
         if variant.keeps_schema and not persistent:
@@ -124,6 +155,8 @@ def play_agentic(
         remaining -= len(played.steps)
         for step in played.steps:
             if step.action is Action.INSPECT_SCHEMA and step.ok:
+                if step.by_harness:
+                    source = _HARNESS_SCHEMA
                 keep_schema(step.observation)
             elif step.action is Action.ASK_USER:
                 simulator.note_prior_reply(step.observation.removeprefix("User: "))
@@ -137,9 +170,14 @@ def play_agentic(
             env.on_turn(outcome)
             outcomes.append(outcome)
             continue
-        schema = (
-            f"Graph schema (from your INSPECT_SCHEMA):\n{persistent[0]}\n\n" if persistent else ""
-        )
+        taken: list[ActionStep] = []
+        if settings.schema_first and not prior and turn is session.turns[0]:
+            taken.append(_inspect_for_model(env, turn.turn_index, remaining))
+            env.on_step(taken[0])
+            source = _HARNESS_SCHEMA
+            keep_schema(taken[0].observation)
+        shown = persistent[0] if persistent else (taken[0].observation if taken else "")
+        schema = f"Graph schema (from {source}):\n{shown}\n\n" if shown else ""
         horizon = variant.note(
             prompts, TurnBudget(total_turns, turn.turn_index, settings.budget_multiplier, remaining)
         )
@@ -173,6 +211,7 @@ def play_agentic(
             framing=settings.framing,
             guards=settings.decoding_guards,
             repeat_guard=settings.repeat_guard,
+            taken=taken,
         )
         remaining -= len(result.steps)
         outcome = TurnOutcome(

@@ -306,6 +306,7 @@ def run_action_loop(
     framing: Framing = Framing.PAPER,
     guards: bool = False,
     repeat_guard: bool = False,
+    taken: Sequence[ActionStep] = (),
 ) -> LoopResult:
     """Play one turn: up to ``max_actions`` steps, stopping at the first SUBMIT_ANSWER.
 
@@ -331,6 +332,10 @@ def run_action_loop(
             the turn instead (``stuck`` set, :data:`STUCK` as the step's observation,
             not performed, one unit charged as for any step; the prediction is the
             fallback, the turn's last executed query).
+        taken: steps the harness already took in this turn on the model's behalf
+            (``ActionStep.by_harness``); they open the turn's steps, count against
+            ``max_actions``, and the model's first step is numbered after them. Their
+            observations must already be in ``messages``.
 
     Returns:
         The :class:`LoopResult`; a context that outgrows the model's window ends
@@ -340,13 +345,13 @@ def run_action_loop(
         ModelUnavailableError | ModelResponseError: the model failed persistently.
         EngineConnectionError: the engine is unreachable.
     """
-    result = LoopResult()
+    result = LoopResult(steps=list(taken))
     asks = 0
     resample = False
     performed: dict[tuple[Action, str], int] = {}
     repeats: Counter[tuple[Action, str]] = Counter()
     guarded = guards and getattr(call, "guarded", False)
-    for index in range(1, max_actions + 1):
+    for index in range(len(taken) + 1, max_actions + 1):
         try:
             # callers without guard support (test doubles of ModelCaller) get the plain call
             response = (

@@ -66,6 +66,7 @@ _HARNESS_DEFAULTS: dict[str, Any] = {
     "output_note": False,
     "repeat_guard": False,
     "query_memory": False,
+    "schema_first": False,
 }
 """Settings added after runs were recorded, with the values those runs played under."""
 
@@ -104,9 +105,14 @@ class ProtocolSettings(BaseModel):
             (:func:`~cypherturn.protocols.guided_history`). Off by default: the
             paper's guided history holds the gold results only, which keeps turns
             independent (§3.1); with it on, an earlier wrong query can mislead a turn.
+        schema_first: agentic only: the session's first action is an INSPECT_SCHEMA the
+            harness takes on the model's behalf (charged one unit of the budget like any
+            action, logged with ``by_harness``); its text heads the first turn's prompt,
+            and with the Agentic-PS variant every later turn's. Off by default: in the
+            paper the model decides whether to inspect the schema (§3.1).
 
-    ``grounding``, ``framing``, ``decoding_guards``, ``output_note``, ``repeat_guard`` and
-    ``query_memory`` are left out of the serialized
+    ``grounding``, ``framing``, ``decoding_guards``, ``output_note``, ``repeat_guard``,
+    ``query_memory`` and ``schema_first`` are left out of the serialized
     settings while they hold their defaults, so a run recorded before they existed
     keeps its configuration digest and resumes; a run with any of them changed
     records it in ``bench_config.json``.
@@ -127,6 +133,7 @@ class ProtocolSettings(BaseModel):
     output_note: bool = False
     repeat_guard: bool = False
     query_memory: bool = False
+    schema_first: bool = False
 
     @model_serializer(mode="wrap")
     def _compact(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
@@ -142,7 +149,7 @@ class ProtocolSettings(BaseModel):
 
         In a fixed order, comma-separated: ``grounding check+repair+values`` (or
         ``grounding all``), ``explicit`` (framing), ``guards`` (decoding guards),
-        ``note`` (output note), ``repeat`` (repeat guard), ``memory`` (query memory). ``cypherturn report``
+        ``note`` (output note), ``repeat`` (repeat guard), ``memory`` (query memory), ``schema first``. ``cypherturn report``
         keeps runs that differ in it apart (:attr:`cypherturn.records.TurnRecord.harness`).
         """
         parts = []
@@ -159,6 +166,7 @@ class ProtocolSettings(BaseModel):
                 ("note", self.output_note),
                 ("repeat", self.repeat_guard),
                 ("memory", self.query_memory),
+                ("schema first", self.schema_first),
             )
             if on
         ]
@@ -178,6 +186,11 @@ class ProtocolSettings(BaseModel):
                 raise ValueError(f"variant {self.variant} applies to the agentic protocol only")
             if self.budget_multiplier != GUIDED_ACTIONS:
                 raise ValueError("the guided protocol has a fixed budget of 3 actions per turn")
+            if self.schema_first:
+                raise ValueError(
+                    "schema first applies to the agentic protocol only: the guided "
+                    "prompt already holds the schema"
+                )
         elif self.query_memory:
             raise ValueError(
                 "query memory applies to the guided protocol only: the agentic "

@@ -219,6 +219,8 @@ def _logged_steps(path: Path, page: RunPage) -> dict[_Key, tuple[list[StepView],
                 ]
                 if s.repaired:
                     notes.append("the reply was read after repair")
+                if s.by_harness:
+                    notes.append("taken by the harness for the model (schema first)")
                 pending.append(
                     StepView(
                         index=s.step,
