@@ -19,8 +19,10 @@ re-evaluated the whole conversation while the simulator shared the agent's llama
 ``--play`` first plays ``--bench`` on ``--sessions stratified:3`` (3 sessions per
 world, personas and phenomena balanced) into ``--out`` with the harness of the
 leaderboard rows (explicit framing, decoding guards, output note, repeat guard;
-grounding off), through the ``cypherturn bench run`` command a user would type; a
-killed run resumes. About 45 minutes a guided run of the 1.5B model on 2 cores.
+grounding off; agentic runs also ``--variant persistent_schema --schema-first``, the
+row I harness that measured best), through the ``cypherturn bench run`` command a user
+would type; a killed run resumes. About 45 minutes a guided run of the 1.5B model on
+2 cores, 78 minutes an agentic x3 one.
 """
 
 from __future__ import annotations
@@ -36,12 +38,13 @@ from pathlib import Path
 import numpy as np
 
 from cypherturn.metrics import bootstrap_ci, session_totals
-from cypherturn.protocols import CUT_OFF, REPEATING
+from cypherturn.protocols import CUT_OFF, REPEATING, STUCK
 from cypherturn.records import TurnScore, read_jsonl
 from cypherturn.runner import CONFIG_FILE, RunConfig
 
 ROWS = Path(__file__).resolve().parents[1] / "docs" / "results" / "leaderboard-local"
 HARNESS = ["--framing", "explicit", "--decoding-guards", "--output-note", "--repeat-guard"]
+AGENTIC_HARNESS = ["--variant", "persistent_schema", "--schema-first"]
 EX_TARGETS = {("qwen2.5-coder-1.5b", "guided"): 0.28, ("qwen2.5-coder-1.5b", "agentic x3"): 0.15}
 UNREADABLE_TARGET = 0.01
 
@@ -95,9 +98,11 @@ def action_counts(run: Path) -> LogFigures | None:
                 counts["repeats"] += key in done
                 done.add(key)
             if step["action"] is None:
-                reason = {CUT_OFF: "cut off", REPEATING: "runaway"}.get(
-                    step["observation"], "unparsable"
-                )
+                reason = {
+                    CUT_OFF: "cut off",
+                    REPEATING: "runaway",
+                    STUCK: "repeated a third time",
+                }.get(step["observation"], "unparsable")
                 counts[f"unreadable ({reason})"] += 1
                 counts["unreadable"] += 1
     return figures
@@ -163,6 +168,8 @@ def play(model: str, protocol: str, budget: int | None, bench: Path, out: Path) 
     ]  # fmt: skip
     if budget is not None:
         command += ["--budget", str(budget)]
+    if protocol == "agentic":
+        command += AGENTIC_HARNESS
     subprocess.run(command, check=True)
 
 

@@ -303,6 +303,40 @@ def test_the_repeat_guard_notes_a_repeat_samples_after_it_and_ends_a_stuck_turn(
     assert ProtocolSettings(protocol=protocol, repeat_guard=True).model_dump()["repeat_guard"]
 
 
+def test_the_repeat_guard_ends_a_turn_at_the_third_identical_unreadable_reply(
+    session: Session, heroes: GraphEngine
+) -> None:
+    runaway = '{"action": "EXECUTE_CYPHER", "input": "MATCH (n) WHERE n.name IN [\'a\', \'a\', \'a'
+    replies = [
+        # turn 1: a query, then the same runaway reply three times
+        act("EXECUTE_CYPHER", WRONG),
+        *[runaway] * 3,
+        # turn 2: three different unreadable replies are not a repeat, then a submission
+        "I think",
+        "Let me see",
+        "Hmm",
+        act("SUBMIT_ANSWER", RIGHT),
+        *[act("SUBMIT_ANSWER", RIGHT)] * len(session.turns),
+    ]
+    kwargs: dict[str, Any] = {"protocol": ProtocolName.AGENTIC}
+    guarded = play(session, heroes, replies, repeat_guard=True, **kwargs)
+    first, second = guarded.outcomes[:2]
+    assert [(s.action, s.repeat_of) for s in first.steps] == [
+        (Action.EXECUTE_CYPHER, None),
+        (None, None),
+        (None, 2),
+        (None, 2),
+    ]
+    assert (first.end, first.predicted_cypher) == (TurnEnd.STUCK, WRONG)
+    assert first.steps[-1].observation == STUCK
+    assert [s.repeat_of for s in second.steps] == [None] * 4
+    assert (second.end, second.predicted_cypher) == (TurnEnd.SUBMITTED, RIGHT)
+    # off: the runaway is played a third time like any reply
+    plain = play(session, heroes, replies, **kwargs)
+    assert plain.outcomes[0].end is not TurnEnd.STUCK
+    assert plain.outcomes[0].steps[3].observation != STUCK
+
+
 def test_query_memory_shows_the_models_own_earlier_queries_in_the_guided_history(
     session: Session, heroes: GraphEngine
 ) -> None:

@@ -68,7 +68,8 @@ class ActionStep(BaseModel):
         (The three grounding fields default to empty, so logs written before them
         read unchanged.)
         repeat_of: with the repeat guard on, the earlier step of the turn this action
-            repeated word for word (same action and payload); ``None`` otherwise. The
+            repeated word for word (same action and payload; for a reply read as no
+            action, the same reply text); ``None`` otherwise. The
             step that ended a turn as ``stuck`` (:data:`cypherturn.protocols.SETTLED_REPEATS`)
             has it too; that action was not performed.
         by_harness: the harness took this action on the model's behalf (no model

@@ -261,7 +261,7 @@ the cliff. For a repeated query the fallback is that query, as the protocol's ow
 would predict at the end of the budget; the turn ends while budget is left for the next."""
 
 STUCK = (
-    "The harness ended this question: the same action a third time. "
+    "The harness ended this question: the same action (or unreadable reply) a third time. "
     "Its last executed query is the answer."
 )
 """Observation of the step at which the repeat guard ended a turn (never shown to the model)."""
@@ -331,7 +331,10 @@ def run_action_loop(
             never a repeat. The :data:`SETTLED_REPEATS`-th repeat of one action ends
             the turn instead (``stuck`` set, :data:`STUCK` as the step's observation,
             not performed, one unit charged as for any step; the prediction is the
-            fallback, the turn's last executed query).
+            fallback, the turn's last executed query). A reply read as no action counts
+            the same way, by its text: the resampled call after a runaway often runs
+            away word for word again (Qwen2.5-Coder-1.5B spent the last 6 units of a
+            session's budget on runaways of one ``NOT IN`` list).
         taken: steps the harness already took in this turn on the model's behalf
             (``ActionStep.by_harness``); they open the turn's steps, count against
             ``max_actions``, and the model's first step is numbered after them. Their
@@ -348,8 +351,8 @@ def run_action_loop(
     result = LoopResult(steps=list(taken))
     asks = 0
     resample = False
-    performed: dict[tuple[Action, str], int] = {}
-    repeats: Counter[tuple[Action, str]] = Counter()
+    performed: dict[tuple[Action | None, str], int] = {}
+    repeats: Counter[tuple[Action | None, str]] = Counter()
     guarded = guards and getattr(call, "guarded", False)
     for index in range(len(taken) + 1, max_actions + 1):
         try:
@@ -386,7 +389,7 @@ def run_action_loop(
             messages.append(ChatMessage(role="assistant", content=answer or response.text))
         repeat_of: int | None = None
         if isinstance(parsed, ActionCall):
-            key = (parsed.action, parsed.payload)
+            key: tuple[Action | None, str] = (parsed.action, parsed.payload)
             if repeat_guard and parsed.action is not Action.SUBMIT_ANSWER:
                 repeat_of = performed.setdefault(key, index)
                 if repeat_of == index:
@@ -421,6 +424,20 @@ def run_action_loop(
                 result.last_executed = record.payload
         else:
             record = base.model_copy(update={"observation": parsed.message, "ok": False})
+            if repeat_guard:
+                key = (None, answer or response.text)
+                repeat_of = performed.setdefault(key, index)
+                if repeat_of == index:
+                    repeat_of = None
+                elif repeats[key] + 1 >= SETTLED_REPEATS:
+                    stuck = record.model_copy(update={"observation": STUCK, "repeat_of": repeat_of})
+                    result.steps.append(stuck)
+                    on_step(stuck)
+                    result.stuck = index
+                    break
+                else:
+                    repeats[key] += 1
+                    record = record.model_copy(update={"repeat_of": repeat_of})
         resample = repeat_of is not None or (
             guarded and isinstance(parsed, ParseFailure) and parsed.message in (REPEATING, CUT_OFF)
         )
