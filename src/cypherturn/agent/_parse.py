@@ -27,8 +27,9 @@ or ReAct's ``Action: EXECUTE_CYPHER`` / ``Action Input: MATCH ...``), and a bare
 whose first clause is a reading one (``MATCH``, ``OPTIONAL MATCH``, ``WITH``, ``UNWIND``,
 ``CALL``, ``RETURN``), read as EXECUTE_CYPHER: the model sees the rows and still chooses
 what to submit. Qwen2.5-Coder-1.5B answered 6 of 619 agentic actions this way with the
-schema in its prompt (``agentic3-1.5b-schema-first``). Only the first paragraph of a bare
-query is taken, so an explanation after it is not executed.
+schema in its prompt (``agentic3-1.5b-schema-first``). A bare query ends at a blank line or
+at a line opening with a header such as ``Result:``, so an explanation or an imitated
+result after it is not executed.
 """
 
 from __future__ import annotations
@@ -60,6 +61,10 @@ _NAMED = re.compile(
     r"[:=\-]?\s*(?P<payload>.*)$",
     re.IGNORECASE | re.DOTALL,
 )
+# where a bare query ends: a blank line, or a line opening with a capitalised header such as
+# "Result:", "Explanation:" or "SUBMIT_ANSWER:" (the 0.5B model wrote the query, then imitated
+# its result and an action, in one reply)
+_QUERY_END = re.compile(r"\n\s*\n|\n(?=[ \t]*[A-Z][A-Za-z_ ]*:)")
 _READING_CLAUSE = re.compile(
     r"^(?:optional\s+match|match|with|unwind|call|return)\b", re.IGNORECASE
 )
@@ -267,7 +272,7 @@ def _text_action(answer: str) -> ActionCall | ParseFailure | None:
         elif len(payload) > 1 and payload[0] == payload[-1] and payload[0] in "\"'`":
             payload = payload[1:-1].strip()
     elif _READING_CLAUSE.match(body):
-        action, payload = Action.EXECUTE_CYPHER, re.split(r"\n\s*\n", body, maxsplit=1)[0].strip()
+        action, payload = Action.EXECUTE_CYPHER, _QUERY_END.split(body, maxsplit=1)[0].strip()
     else:
         return None
     if action in _NEEDS_INPUT and not payload:
