@@ -286,6 +286,10 @@ class KillResult:
     killed_stderr: str
 
 
+def _default_interrupt() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def kill_and_resume(
     args: list[str],
     env: dict[str, str],
@@ -305,8 +309,16 @@ def kill_and_resume(
     """
     command = [sys.executable, "-m", "cypherturn", *args]
     started = time.monotonic()
+    # A shell starts a background job with SIGINT ignored, and Python then leaves it ignored;
+    # the child gets the default disposition a terminal's foreground job has, so Ctrl-C is
+    # tested also when the suite itself runs in the background (`make test &`).
     child = subprocess.Popen(
-        command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+        command,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=_default_interrupt,
     )
     try:
         while (count := progress()) < kill_at:
