@@ -210,6 +210,65 @@ def test_the_output_note_ends_the_system_prompt_only_when_on(
     assert prompts.digest(ActionFormat.TEXT) != prompts.digest(ActionFormat.TEXT, output_note=True)
 
 
+@pytest.mark.parametrize("protocol", [ProtocolName.GUIDED, ProtocolName.AGENTIC])
+def test_the_chain_note_follows_the_output_note_only_when_on(
+    session: Session, heroes: GraphEngine, protocol: ProtocolName
+) -> None:
+    prompts = load_prompts()
+    output, chain = prompts["output"], prompts["chain"]
+    replies = [act("SUBMIT_ANSWER", WRONG)] * len(session.turns)
+    both = play(session, heroes, replies, protocol=protocol, output_note=True, chain_note=True)
+    alone = play(session, heroes, replies, protocol=protocol, chain_note=True)
+    plain = play(session, heroes, replies, protocol=protocol)
+    plain_system = plain.model.calls[0][0].content
+    assert both.model.calls[0][0].content == f"{plain_system}\n\n{output}\n\n{chain}"
+    assert alone.model.calls[0][0].content == f"{plain_system}\n\n{chain}"
+    assert all(chain not in m.content for call in plain.model.calls for m in call)
+    # recorded only when on, named in the harness label, and covered by the prompt digest
+    on = ProtocolSettings(protocol=protocol, output_note=True, chain_note=True)
+    assert on.model_dump()["chain_note"] is True and on.harness == "note, chain"
+    assert "chain_note" not in ProtocolSettings(protocol=protocol).model_dump()
+    digests = {
+        prompts.digest(ActionFormat.TEXT, output_note=o, chain_note=c)
+        for o in (False, True)
+        for c in (False, True)
+    }
+    assert len(digests) == 4
+
+
+def test_the_chain_note_is_a_run_option() -> None:
+    from cypherturn.api import SessionRunConfig
+
+    settings = SessionRunConfig(protocol="guided", chain_note=True).protocol_settings()
+    assert settings.chain_note and not settings.output_note
+
+
+def test_the_last_action_note_ends_only_the_footer_before_a_guided_turns_last_action(
+    session: Session, heroes: GraphEngine
+) -> None:
+    from cypherturn.api import SessionRunConfig
+    from cypherturn.errors import ConfigError
+    from cypherturn.protocols import LAST_ACTION
+
+    replies = [act("SEARCH_VALUES", {"label": "Guild", "property": "name", "query": "Iron"})] * 3
+    replies += [act("SUBMIT_ANSWER", RIGHT)] * (len(session.turns) - 1)
+    noted = play(session, heroes, replies, last_action_note=True)
+    plain = play(session, heroes, replies)
+    observed = [call[-1].content for call in noted.model.calls[1:3]]
+    assert observed[0].endswith("Actions left for this question: 2.")
+    assert observed[1].endswith(f"Actions left for this question: 1. {LAST_ACTION}")
+    assert [call[-1].content for call in plain.model.calls[1:3]] == [
+        observed[0],
+        observed[1].removesuffix(f" {LAST_ACTION}"),
+    ]
+    assert all(LAST_ACTION not in m.content for call in plain.model.calls for m in call)
+    on = ProtocolSettings(protocol=ProtocolName.GUIDED, last_action_note=True)
+    assert on.model_dump()["last_action_note"] is True and on.harness == "last action"
+    assert "last_action_note" not in ProtocolSettings(protocol=ProtocolName.GUIDED).model_dump()
+    with pytest.raises(ConfigError, match="guided protocol only"):
+        SessionRunConfig(protocol="agentic", last_action_note=True).protocol_settings()
+
+
 class ScriptedGGUF(GGUFChatModel):
     """A GGUF model (the bundled file, never loaded) that returns scripted replies and records
     the sampling settings and guards of every call."""

@@ -359,12 +359,17 @@ class SessionRunConfig(BaseModel):
             repetition (default off).
         output_note: end the system prompt with the benchmark's column naming
             (``protocols/prompts/output.v1.txt``; default off, as the paper).
+        chain_note: end the system prompt (after the output note) with how a follow-up
+            builds on an earlier result (``protocols/prompts/chain.v1.txt``; default
+            off, as the paper).
         repeat_guard: note an action that repeats an earlier step of the turn and
             sample the next call (default off, as the paper).
         query_memory: guided only: the history shows the query the model submitted
             for each earlier turn (default off, as the paper).
         schema_first: agentic only: the harness takes the session's first action,
             an INSPECT_SCHEMA (default off, as the paper).
+        last_action_note: guided only: the footer before a turn's last action says
+            that only a query can answer now (default off, as the paper).
         release_root: the official release's root, for imported official sessions
             (see :func:`~cypherturn.api.bench_engines`).
     """
@@ -386,9 +391,11 @@ class SessionRunConfig(BaseModel):
     framing: str = "paper"
     decoding_guards: bool = False
     output_note: bool = False
+    chain_note: bool = False
     repeat_guard: bool = False
     query_memory: bool = False
     schema_first: bool = False
+    last_action_note: bool = False
     release_root: Path | None = None
 
     def protocol_settings(self) -> ProtocolSettings:
@@ -417,9 +424,11 @@ class SessionRunConfig(BaseModel):
                 framing=framing,
                 decoding_guards=self.decoding_guards,
                 output_note=self.output_note,
+                chain_note=self.chain_note,
                 repeat_guard=self.repeat_guard,
                 query_memory=self.query_memory,
                 schema_first=self.schema_first,
+                last_action_note=self.last_action_note,
             )
         except ValidationError as e:
             # the validators' own sentences, without pydantic's wrapping

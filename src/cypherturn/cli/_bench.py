@@ -399,6 +399,15 @@ def run_command(
             "avg_price); EX compares column names. Off: the paper's prompt.",
         ),
     ] = False,
+    chain_note: Annotated[
+        bool,
+        typer.Option(
+            "--chain-note/--no-chain-note",
+            help="End the system prompt with how a follow-up builds on an earlier result: "
+            "from the names it lists (WHERE n.name IN [...]) when it shows them all, else by "
+            "restating the earlier conditions. Off: the paper's prompt.",
+        ),
+    ] = False,
     repeat_guard: Annotated[
         bool,
         typer.Option(
@@ -422,6 +431,14 @@ def run_command(
             help="Agentic only: the session's first action is an INSPECT_SCHEMA the harness "
             "takes for the model (one budget unit); with --variant persistent_schema every "
             "turn's prompt holds the schema. Off: the model decides, as the paper.",
+        ),
+    ] = False,
+    last_action_note: Annotated[
+        bool,
+        typer.Option(
+            "--last-action-note/--no-last-action-note",
+            help="Guided only: the footer before a turn's last action says that only a query "
+            "can answer now (SUBMIT_ANSWER or EXECUTE_CYPHER). Off: the paper's footer.",
         ),
     ] = False,
 ) -> None:
@@ -452,9 +469,11 @@ def run_command(
         framing=framing,
         decoding_guards=decoding_guards,
         output_note=output_note,
+        chain_note=chain_note,
         repeat_guard=repeat_guard,
         query_memory=query_memory,
         schema_first=schema_first,
+        last_action_note=last_action_note,
         release_root=release,
     )
     totals = {"turns": 0, "ex": 0, "tokens": 0, "failed": 0}

@@ -21,6 +21,7 @@ from cypherturn.protocols._env import SessionEnv
 from cypherturn.protocols._guided import (
     DISCOURAGEMENT,
     HISTORY_ROWS,
+    LAST_ACTION,
     dependency_hint,
     guided_history,
     guided_reply,
@@ -74,6 +75,7 @@ __all__ = [
     "GUIDED_ACTIONS",
     "HISTORY_RESULT_CHARS",
     "HISTORY_ROWS",
+    "LAST_ACTION",
     "OBSERVATION_STOPS",
     "PROMPT_NAMES",
     "PROMPT_VERSION",

@@ -15,7 +15,7 @@ from cypherturn.errors import ConfigError
 from cypherturn.models import ChatMessage
 from cypherturn.protocols._env import SessionEnv
 from cypherturn.protocols._loop import run_action_loop, turn_end
-from cypherturn.protocols._prompts import PromptSet, action_prompt, fill, with_output_note
+from cypherturn.protocols._prompts import PromptSet, action_prompt, fill, with_notes
 from cypherturn.protocols._settings import ProtocolSettings, TurnOutcome
 from cypherturn.protocols._variants import TurnBudget, get_variant
 from cypherturn.records import Action
@@ -103,7 +103,9 @@ def agentic_system(prompts: PromptSet, settings: ProtocolSettings) -> str:
         actions=action_prompt(prompts, settings.action_format),
         efficiency=prompts[get_variant(settings.variant).efficiency_prompt],
     )
-    return with_output_note(system, prompts, settings.output_note)
+    return with_notes(
+        system, prompts, output_note=settings.output_note, chain_note=settings.chain_note
+    )
 
 
 def play_agentic(

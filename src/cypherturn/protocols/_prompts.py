@@ -22,7 +22,7 @@ __all__ = [
     "action_prompt",
     "fill",
     "load_prompts",
-    "with_output_note",
+    "with_notes",
 ]
 
 PROMPT_VERSION = 1
@@ -39,6 +39,7 @@ PROMPT_NAMES = (
     "horizon",
     "simulator_system",
     "output",
+    "chain",
 )
 """Every prompt file a version must provide."""
 
@@ -60,7 +61,11 @@ class PromptSet(BaseModel):
         return self.texts[name]
 
     def digest(
-        self, action_format: ActionFormat | None = None, *, output_note: bool = False
+        self,
+        action_format: ActionFormat | None = None,
+        *,
+        output_note: bool = False,
+        chain_note: bool = False,
     ) -> str:
         """SHA-256 over the names and texts, in name order (hex, 16 characters).
 
@@ -72,13 +77,19 @@ class PromptSet(BaseModel):
             output_note: also hash the ``output`` note (a run with
                 :attr:`~cypherturn.protocols.ProtocolSettings.output_note` on); without
                 it a run gets the digest recorded before the note existed, and resumes.
+            chain_note: also hash the ``chain`` note, likewise
+                (:attr:`~cypherturn.protocols.ProtocolSettings.chain_note`).
         """
         unused = {
             None: "",
             ActionFormat.TEXT: "actions_tools",
             ActionFormat.TOOLS: "actions",
         }[action_format]
-        skipped = {unused} if output_note else {unused, "output"}
+        skipped = {unused}
+        if not output_note:
+            skipped.add("output")
+        if not chain_note:
+            skipped.add("chain")
         h = hashlib.sha256()
         for name in sorted(n for n in self.texts if n not in skipped):
             h.update(name.encode())
@@ -93,15 +104,19 @@ def action_prompt(prompts: PromptSet, action_format: ActionFormat) -> str:
     return prompts["actions_tools" if action_format is ActionFormat.TOOLS else "actions"]
 
 
-def with_output_note(system: str, prompts: PromptSet, output_note: bool) -> str:
-    """``system`` followed by the ``output`` note (column naming) when ``output_note`` is on.
+def with_notes(system: str, prompts: PromptSet, *, output_note: bool, chain_note: bool) -> str:
+    """``system`` followed by the harness's notes that are on: ``output``, then ``chain``.
 
-    The note is a harness setting of ours, not the paper's (issue 16): it states the
-    benchmark's output convention, one column named after the property key
-    (``name``), ``count``, or ``<function>_<key>``, which EX compares (column names
-    included, CypherTurn §6). Off, the system prompt is the paper's.
+    Both notes are harness settings of ours, not the paper's (issue 16). The
+    ``output`` note states the benchmark's output convention, one column named
+    after the property key (``name``), ``count``, or ``<function>_<key>``, which EX
+    compares (column names included, CypherTurn §6). The ``chain`` note says how a
+    follow-up builds on an earlier result: from the names it lists when it shows
+    them all, else by restating the earlier conditions. With both off, the system
+    prompt is the paper's.
     """
-    return f"{system}\n\n{prompts['output']}" if output_note else system
+    notes = [prompts[name] for name, on in (("output", output_note), ("chain", chain_note)) if on]
+    return "\n\n".join([system, *notes])
 
 
 def load_prompts(version: int = PROMPT_VERSION) -> PromptSet:

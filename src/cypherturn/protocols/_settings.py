@@ -64,9 +64,11 @@ _HARNESS_DEFAULTS: dict[str, Any] = {
     "framing": Framing.PAPER,
     "decoding_guards": False,
     "output_note": False,
+    "chain_note": False,
     "repeat_guard": False,
     "query_memory": False,
     "schema_first": False,
+    "last_action_note": False,
 }
 """Settings added after runs were recorded, with the values those runs played under."""
 
@@ -94,6 +96,11 @@ class ProtocolSettings(BaseModel):
         output_note: the system prompt ends with the ``output`` prompt, which states
             the benchmark's column naming (``name``, ``count``, ``avg_price``); EX
             compares column names. Off by default: the paper's prompt has no such note.
+        chain_note: the system prompt ends (after the output note) with the ``chain``
+            prompt, which says how a follow-up builds on an earlier result: start from
+            the names it lists when it shows all its rows (``WHERE n.name IN [...]``,
+            ``NOT ... IN`` for "the rest"), else restate the earlier conditions; and
+            count only when asked. Off by default: the paper's prompt has no such note.
         repeat_guard: an action that repeats an earlier step of the turn word for word
             is noted in its observation and the next call samples
             (:data:`~cypherturn.protocols.REPEATED`); it is still performed and charged,
@@ -110,9 +117,13 @@ class ProtocolSettings(BaseModel):
             action, logged with ``by_harness``); its text heads the first turn's prompt,
             and with the Agentic-PS variant every later turn's. Off by default: in the
             paper the model decides whether to inspect the schema (§3.1).
+        last_action_note: guided only: the footer before a turn's last action adds
+            :data:`~cypherturn.protocols.LAST_ACTION`, that only a query can answer now
+            (SUBMIT_ANSWER, or EXECUTE_CYPHER, whose query is the fallback prediction).
+            Off by default: the paper's footer gives the count alone.
 
-    ``grounding``, ``framing``, ``decoding_guards``, ``output_note``, ``repeat_guard``,
-    ``query_memory`` and ``schema_first`` are left out of the serialized
+    ``grounding``, ``framing``, ``decoding_guards``, ``output_note``, ``chain_note``, ``repeat_guard``,
+    ``query_memory``, ``schema_first`` and ``last_action_note`` are left out of the serialized
     settings while they hold their defaults, so a run recorded before they existed
     keeps its configuration digest and resumes; a run with any of them changed
     records it in ``bench_config.json``.
@@ -131,9 +142,11 @@ class ProtocolSettings(BaseModel):
     framing: Framing = Framing.PAPER
     decoding_guards: bool = False
     output_note: bool = False
+    chain_note: bool = False
     repeat_guard: bool = False
     query_memory: bool = False
     schema_first: bool = False
+    last_action_note: bool = False
 
     @model_serializer(mode="wrap")
     def _compact(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
@@ -149,7 +162,7 @@ class ProtocolSettings(BaseModel):
 
         In a fixed order, comma-separated: ``grounding check+repair+values`` (or
         ``grounding all``), ``explicit`` (framing), ``guards`` (decoding guards),
-        ``note`` (output note), ``repeat`` (repeat guard), ``memory`` (query memory), ``schema first``. ``cypherturn report``
+        ``note`` (output note), ``chain`` (chain note), ``repeat`` (repeat guard), ``memory`` (query memory), ``schema first``, ``last action`` (last-action note). ``cypherturn report``
         keeps runs that differ in it apart (:attr:`cypherturn.records.TurnRecord.harness`).
         """
         parts = []
@@ -164,9 +177,11 @@ class ProtocolSettings(BaseModel):
             for name, on in (
                 ("guards", self.decoding_guards),
                 ("note", self.output_note),
+                ("chain", self.chain_note),
                 ("repeat", self.repeat_guard),
                 ("memory", self.query_memory),
                 ("schema first", self.schema_first),
+                ("last action", self.last_action_note),
             )
             if on
         ]
@@ -195,6 +210,11 @@ class ProtocolSettings(BaseModel):
             raise ValueError(
                 "query memory applies to the guided protocol only: the agentic "
                 "conversation already holds the model's own queries"
+            )
+        elif self.last_action_note:
+            raise ValueError(
+                "the last-action note applies to the guided protocol only: the agentic "
+                "budget is shared by the session, so no action is a turn's last"
             )
         return self
 

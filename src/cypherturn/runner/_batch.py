@@ -322,7 +322,11 @@ def run_benchmark(
         sim_model=sim_model.spec if sim_model is not None else None,
         settings=settings,
         prompt_version=prompts.version,
-        prompt_digest=prompts.digest(settings.action_format, output_note=settings.output_note),
+        prompt_digest=prompts.digest(
+            settings.action_format,
+            output_note=settings.output_note,
+            chain_note=settings.chain_note,
+        ),
     )
     open_run_dir(out_dir, CONFIG_FILE, config, what="run configuration")
     (out_dir / PROMPTS_FILE).write_text(prompts.model_dump_json(indent=2), encoding="utf-8")
