@@ -242,6 +242,70 @@ def test_not_equal_is_repaired(crime: GraphEngine, index: GraphIndex) -> None:
     assert crime.execute(repaired).rows == [[2]]
 
 
+@pytest.mark.parametrize(
+    ("query", "repaired", "rows"),
+    [
+        (
+            "MATCH (p:Person) WHERE p.name NOT IN ['Ada', 'Alan'] RETURN p.surname AS surname",
+            "MATCH (p:Person) WHERE NOT p.name IN ['Ada', 'Alan'] RETURN p.surname AS surname",
+            [["Hopper"]],
+        ),
+        (
+            "MATCH (c:Crime) WHERE c.type = 'Burglary' AND c.id NOT IN ['c1'] RETURN c.id AS id",
+            "MATCH (c:Crime) WHERE c.type = 'Burglary' AND NOT c.id IN ['c1'] RETURN c.id AS id",
+            [["c3"]],
+        ),
+        (
+            "MATCH (p:Person) ORDER BY p.age DESC LIMIT 2 RETURN p.name AS name",
+            "MATCH (p:Person) WITH * ORDER BY p.age DESC LIMIT 2 RETURN p.name AS name",
+            [["Grace"], ["Alan"]],
+        ),
+        (
+            "MATCH (p:Person) WHERE p.age > 40 LIMIT 1 RETURN count(p) AS n",
+            "MATCH (p:Person) WHERE p.age > 40 WITH * LIMIT 1 RETURN count(p) AS n",
+            [[1]],
+        ),
+        (
+            "MATCH (a:Person)-[:KNOWS {since: INTEGER}]->(b:Person) RETURN b.name AS name",
+            "MATCH (a:Person)-[:KNOWS]->(b:Person) RETURN b.name AS name",
+            [["Alan"]],
+        ),
+        (
+            "MATCH (o:Officer {name: STRING, rank: STRING}) RETURN o.name AS name",
+            "MATCH (o:Officer) RETURN o.name AS name",
+            [["Jane"]],
+        ),
+    ],
+)
+def test_shapes_the_engine_rejects_are_rewritten_as_cypher(
+    query: str, repaired: str, rows: list[list[object]], crime: GraphEngine, index: GraphIndex
+) -> None:
+    from cypherturn.errors import QueryError
+
+    with pytest.raises(QueryError):
+        crime.execute(query)
+    fixed, applied = apply_edits(query, check_query(query, index).findings)
+    assert fixed == repaired and applied
+    assert crime.execute(fixed).rows == rows
+    assert all(f.edit is None for f in check_query(fixed, index).findings)
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "MATCH (p:Person) RETURN p.name NOT IN ['Ada'] AS other",  # not a predicate
+        "MATCH (p:Person) WHERE NOT p.name IN ['Ada'] RETURN p.name",  # already Cypher
+        "MATCH (p:Person) RETURN p.name AS name ORDER BY name LIMIT 2",  # after RETURN
+        "MATCH (p:Person) ORDER BY p.age LIMIT 2",  # no RETURN to keep
+        "MATCH (p:Person {name: 'Ada'}) RETURN p.age",  # a value, not a type
+        "MATCH (p:Person {name: name}) RETURN p.age",  # a variable, not a type name
+    ],
+)
+def test_shapes_that_are_not_rewritten(query: str, index: GraphIndex) -> None:
+    fixed, _ = apply_edits(query, check_query(query, index).findings)
+    assert fixed == query
+
+
 def test_unparsable_query_gets_no_verdict(index: GraphIndex) -> None:
     report = check_query("MATCH (p:Persn RETURN p", index)
     assert not report.parsed and report.findings == [] and report.parse_error
@@ -470,3 +534,74 @@ def test_a_type_that_cannot_join_the_endpoints_becomes_the_one_that_does(
         "MATCH (p:Person)-[:INVOLVED_IN*1..2]->(c:Crime) RETURN p",  # variable length
     ):
         assert all(f.edit is None for f in check_query(ambiguous, index).findings)
+
+
+HARBOUR_GRAPH = """
+CREATE (s1:Storehouse {name: 'Gavos Granary'}), (s2:Storehouse {name: 'Josa Vault'}),
+       (s3:Storehouse {name: 'Mora Store'}),
+       (t1:Territory {name: 'Nima Quay'}), (t2:Territory {name: 'Wyla Reach'}),
+       (t3:Territory {name: 'Gavara Quay'}),
+       (tr:Trader {name: 'Quilir Kelir'}), (b:Buyer {name: 'Mora Store'}),
+       (i:Invoice {name: 'INV-1'}),
+       (s1)-[:DOCKED_IN]->(t1), (s2)-[:DOCKED_IN]->(t2), (s3)-[:DOCKED_IN]->(t3),
+       (tr)-[:OPERATES_IN]->(t1), (b)-[:VISITS]->(t3), (i)-[:ISSUED_BY]->(tr)
+"""
+
+
+@pytest.fixture
+def harbour(make_engine: Callable[..., GraphEngine]) -> GraphEngine:
+    engine = make_engine("harbour")
+    engine.write(HARBOUR_GRAPH)
+    return engine
+
+
+def test_names_of_the_neighbouring_label_become_a_hop_to_those_nodes(
+    harbour: GraphEngine,
+) -> None:
+    index = graph_index(harbour)
+    query = (
+        "MATCH (n:Territory) WHERE n.name IN ['Gavos Granary', 'Josa Vault'] "
+        "RETURN n.name AS name ORDER BY name"
+    )
+    assert harbour.execute(query).rows == []
+    findings = check_values(query, index)
+    assert [f.code for f in findings] == ["value_not_found", "value_not_found"]
+    repaired, applied = apply_edits(query, findings)
+    assert len(applied) == 1
+    assert repaired == (
+        "MATCH (n:Territory) WHERE ((n)<-[:DOCKED_IN]-(:Storehouse {name: 'Gavos Granary'}) "
+        "OR (n)<-[:DOCKED_IN]-(:Storehouse {name: 'Josa Vault'})) RETURN n.name AS name ORDER BY name"
+    )
+    assert harbour.execute(repaired).rows == [["Nima Quay"], ["Wyla Reach"]]
+    assert check_values(repaired, index) == []
+    single = "MATCH (s:Storehouse) WHERE s.name = 'Wyla Reach' RETURN s.name AS name"
+    fixed, _ = apply_edits(single, check_values(single, index))
+    assert fixed == (
+        "MATCH (s:Storehouse) WHERE (s)-[:DOCKED_IN]->(:Territory {name: 'Wyla Reach'}) "
+        "RETURN s.name AS name"
+    )
+    assert harbour.execute(fixed).rows == [["Josa Vault"]]
+    rest = "MATCH (n:Territory) WHERE NOT n.name IN ['Gavos Granary'] RETURN count(n) AS count"
+    complement, _ = apply_edits(rest, check_values(rest, index))
+    assert harbour.execute(complement).rows == [[2]]
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        # one literal is a Territory name: the list is not the neighbour's
+        "MATCH (n:Territory) WHERE n.name IN ['Gavos Granary', 'Nima Quay', 'Josa Vault'] RETURN n",
+        # a Storehouse and a Buyer, both next to Territory, are called 'Mora Store'
+        "MATCH (n:Territory) WHERE n.name = 'Mora Store' RETURN n",
+        # invoices are two hops from territories
+        "MATCH (n:Territory) WHERE n.name = 'INV-1' RETURN n",
+        # not a whole predicate
+        "MATCH (n:Territory) RETURN n.name IN ['Gavos Granary'] AS docked",
+        # the list holds something other than string literals
+        "MATCH (n:Territory) WHERE n.name IN ['Gavos Granary', 1] RETURN n",
+    ],
+)
+def test_no_neighbour_hop_where_it_is_not_unambiguous(query: str, harbour: GraphEngine) -> None:
+    findings = check_values(query, graph_index(harbour))
+    repaired, _ = apply_edits(query, findings)
+    assert "DOCKED_IN" not in repaired and "VISITS" not in repaired

@@ -26,6 +26,7 @@ from pydantic import BaseModel, Field
 from cypherturn.cypher import Token, TokenKind, tokenize
 from cypherturn.errors import CypherParseError
 from cypherturn.grounding._facts import (
+    KEYWORDS,
     BranchFacts,
     QueryFacts,
     RelationshipFact,
@@ -725,6 +726,10 @@ def _sql_findings(query: str, tokens: Sequence[Token], returns: Sequence[int]) -
                     ),
                 )
             )
+        if tok.is_name("NOT") and i + 1 < len(tokens) and tokens[i + 1].is_name("IN"):
+            finding = _not_in_finding(query, tokens, i)
+            if finding is not None:
+                findings.append(finding)
         for words, hint in _SQL_HINTS:
             run = tokens[i : i + len(words)]
             if len(run) < len(words) or any(t.kind is not TokenKind.NAME for t in run):
@@ -741,6 +746,154 @@ def _sql_findings(query: str, tokens: Sequence[Token], returns: Sequence[int]) -
             )
         )
     return findings
+
+
+def _operand_start(tokens: Sequence[Token], last: int) -> int | None:
+    """Index of the first token of the operand ``v`` or ``v.key`` that ends at token ``last``."""
+    if not _is_operand_name(tokens[last]):
+        return None
+    if last >= 2 and tokens[last - 1].is_punct(".") and _is_operand_name(tokens[last - 2]):
+        return last - 2
+    return last
+
+
+def _is_operand_name(tok: Token) -> bool:
+    return tok.kind is TokenKind.QUOTED_NAME or (
+        tok.kind is TokenKind.NAME and tok.upper not in KEYWORDS
+    )
+
+
+def _not_in_finding(query: str, tokens: Sequence[Token], i: int) -> Finding | None:
+    """``v.key NOT IN [...]`` (SQL's order), rewritten ``NOT v.key IN [...]``.
+
+    Only for an operand that is a variable or a property and stands at the
+    start of a predicate, so that moving ``NOT`` before it negates exactly the
+    membership test.
+    """
+    if i == 0:
+        return None
+    start = _operand_start(tokens, i - 1)
+    if start is None:
+        return None
+    before = tokens[start - 1] if start > 0 else None
+    if before is None or not (
+        before.is_name("WHERE", "AND", "OR", "XOR", "NOT") or before.is_punct("(")
+    ):
+        return None
+    operand = query[tokens[start].start : tokens[i - 1].end]
+    return Finding(
+        code="sql_habit",
+        message=f"Cypher writes NOT before the test: NOT {operand} IN [...], not {operand} NOT IN [...]",
+        span=(tokens[start].start, tokens[i + 1].end),
+        suggestions=[f"NOT {operand} IN"],
+        edit=Edit(
+            start=tokens[start].start,
+            end=tokens[i + 1].end,
+            replacement=f"NOT {operand} IN",
+            reason="x NOT IN list is SQL's order; NOT x IN list is the same test in Cypher",
+        ),
+    )
+
+
+_TYPE_NAMES = frozenset(
+    {"STRING", "INTEGER", "FLOAT", "BOOLEAN", "DATE", "DATETIME", "LOCALDATETIME", "TIME",
+     "LOCALTIME", "DURATION", "POINT", "LIST", "MAP"}
+)  # fmt: skip
+_CLAUSE_STARTS = frozenset({"MATCH", "UNWIND", "WITH", "RETURN"})
+
+
+def _shape_findings(tokens: Sequence[Token]) -> list[Finding]:
+    """Two shapes small models copy into a query, each with an unambiguous rewrite.
+
+    * ``ORDER BY`` / ``SKIP`` / ``LIMIT`` straight after a ``MATCH`` (or
+      ``UNWIND``), with a ``RETURN`` later: Cypher orders and limits a
+      projection, so ``WITH *`` is put before it, which passes every variable on
+      unchanged (``MATCH (n:Tome) ORDER BY n.pages DESC LIMIT 3 RETURN n.name``).
+    * a property map whose every value is a type name of the schema text,
+      ``(:Faction)-[:ALLIED_WITH {since_year: INTEGER}]->(...)``: the schema's
+      ``{key: TYPE}`` copied into a pattern, where ``INTEGER`` is an undefined
+      variable; the map is dropped, which is the pattern without a condition.
+    """
+    findings: list[Finding] = []
+    depth = 0
+    last_clause = ""
+    for i, tok in enumerate(tokens):
+        if tok.is_punct("(", "[", "{"):
+            depth += 1
+            if tok.is_punct("{") and i > 0:
+                finding = _type_map_finding(tokens, i)
+                if finding is not None:
+                    findings.append(finding)
+        elif tok.is_punct(")", "]", "}"):
+            depth -= 1
+        if depth != 0 or tok.kind is not TokenKind.NAME:
+            continue
+        word = tok.upper
+        if word in _CLAUSE_STARTS:
+            last_clause = word
+        elif (
+            word in ("ORDER", "SKIP", "LIMIT")
+            and last_clause in ("MATCH", "UNWIND")
+            and (word != "ORDER" or (i + 1 < len(tokens) and tokens[i + 1].is_name("BY")))
+            and any(t.is_name("RETURN") for t in tokens[i + 1 :])
+        ):
+            findings.append(
+                Finding(
+                    code="sql_habit",
+                    message=f"{word} follows a WITH or RETURN in Cypher, not a MATCH: "
+                    f"WITH * {word} ...",
+                    span=(tok.start, tok.end),
+                    suggestions=[f"WITH * {word}"],
+                    edit=Edit(
+                        start=tok.start,
+                        end=tok.start,
+                        replacement="WITH * ",
+                        reason="WITH * passes every variable on unchanged",
+                    ),
+                )
+            )
+            last_clause = "WITH"
+    return findings
+
+
+def _type_map_finding(tokens: Sequence[Token], i: int) -> Finding | None:
+    """The ``{key: TYPE, ...}`` map opening at token ``i`` when it follows a label or type name."""
+    before = tokens[i - 1]
+    if not (before.kind in (TokenKind.NAME, TokenKind.QUOTED_NAME) and i >= 2):
+        return None
+    if not tokens[i - 2].is_punct(":", "(", "["):
+        return None
+    j = i + 1
+    while j + 2 < len(tokens):
+        key, colon, value = tokens[j], tokens[j + 1], tokens[j + 2]
+        if not (
+            key.kind in (TokenKind.NAME, TokenKind.QUOTED_NAME)
+            and colon.is_punct(":")
+            and value.kind is TokenKind.NAME
+            and value.text in _TYPE_NAMES
+        ):
+            return None
+        j += 3
+        if j < len(tokens) and tokens[j].is_punct(","):
+            j += 1
+            continue
+        if j < len(tokens) and tokens[j].is_punct("}"):
+            close = tokens[j]
+            return Finding(
+                code="undefined_variable",
+                message=f"{value.text} is a type name of the schema, not a value: "
+                "a pattern has no property map of types",
+                span=(tokens[i].start, close.end),
+                suggestions=[""],
+                edit=Edit(
+                    start=before.end,
+                    end=close.end,
+                    replacement="",
+                    reason="a map of type names matches nothing; without it the pattern is as written",
+                ),
+            )
+        return None
+    return None
 
 
 _TEMPORAL_COMPONENTS = frozenset(
@@ -828,9 +981,12 @@ def check_query(query: str, index: GraphIndex) -> CheckReport:
     each relationship pattern's type connects its endpoint labels in the written
     direction (a pattern that occurs only the other way is
     ``reversed_direction``, repaired by flipping the arrow); property keys exist
-    on the variable's labels or types; read variables are defined; SQL habits;
-    engine pitfalls (``engine_pitfall``: a WHERE comparison on a temporal
-    component that FalkorDB answers with nothing, repaired with ``toInteger``).
+    on the variable's labels or types; read variables are defined; SQL habits
+    (``!=`` and ``x NOT IN list`` repaired as ``<>`` and ``NOT x IN list``;
+    ``ORDER BY`` / ``SKIP`` / ``LIMIT`` straight after a MATCH given a ``WITH *``);
+    a schema's ``{key: TYPE}`` copied into a pattern (dropped); engine pitfalls
+    (``engine_pitfall``: a WHERE comparison on a temporal component that
+    FalkorDB answers with nothing, repaired with ``toInteger``).
 
     Args:
         query: the Cypher text.
@@ -838,7 +994,8 @@ def check_query(query: str, index: GraphIndex) -> CheckReport:
 
     Returns:
         The report; ``parsed`` is False when the query does not parse, and then
-        the only findings are SQL-habit hints (no verdict).
+        the only findings are the token-level ones (SQL habits, the shapes of
+        :func:`_shape_findings`), no verdict.
     """
     try:
         tokens = tokenize(query)
@@ -848,9 +1005,12 @@ def check_query(query: str, index: GraphIndex) -> CheckReport:
         facts = query_facts(query)
     except CypherParseError as e:
         return CheckReport(
-            parsed=False, parse_error=str(e), findings=_sql_findings(query, tokens, ())
+            parsed=False,
+            parse_error=str(e),
+            findings=_sql_findings(query, tokens, ()) + _shape_findings(tokens),
         )
     findings = _sql_findings(query, tokens, facts.returns_per_branch)
+    findings += _shape_findings(tokens)
     findings += _engine_findings(tokens)
     # SQL words the parser took for variables are reported once, as the habit
     findings += [
@@ -950,7 +1110,128 @@ def check_values(query: str, index: GraphIndex) -> list[Finding]:
             if any(v is None or v for v in verdicts):
                 continue
             findings.append(_value_finding(query, known, key, operator, value, span, fold, index))
+        _attach_neighbour_edits(query, branch, index, findings)
     return findings
+
+
+_IN_LIST_OPEN = re.compile(r"\s+IN\s*\[\s*", re.IGNORECASE)
+_EQUALS = re.compile(r"\s*=\s*")
+_LIST_CLOSE = re.compile(r"\s*\]")
+_LIST_COMMA = re.compile(r"\s*,\s*")
+
+
+def _predicate_groups(
+    query: str, branch: BranchFacts
+) -> list[tuple[str, str, list[tuple[str, Span]], int, int]]:
+    """``v.key = 'a'`` and ``v.key IN ['a', 'b']`` predicates: (variable, key, literals, start, end).
+
+    A list qualifies only when it holds string literals alone, so the whole
+    predicate is the span from ``v`` to the closing bracket.
+    """
+    groups: list[tuple[str, str, list[tuple[str, Span]], int, int]] = []
+    comparisons = [c for c in branch.comparisons if c.fold is None and c.operator in ("=", "IN")]
+    i = 0
+    while i < len(comparisons):
+        first = comparisons[i]
+        members = [first]
+        if first.operator == "IN":
+            while (
+                i + len(members) < len(comparisons)
+                and comparisons[i + len(members)].operator == "IN"
+                and _LIST_COMMA.fullmatch(
+                    query[members[-1].span.end : comparisons[i + len(members)].span.start]
+                )
+            ):
+                members.append(comparisons[i + len(members)])
+        i += len(members)
+        access = next(
+            (
+                a
+                for a in branch.accesses
+                if a.variable == first.variable
+                and a.key == first.key
+                and a.span.end <= first.span.start
+                and (_IN_LIST_OPEN if first.operator == "IN" else _EQUALS).fullmatch(
+                    query[a.span.end : first.span.start]
+                )
+            ),
+            None,
+        )
+        if access is None:
+            continue
+        start = access.span.start - len(first.variable) - 1
+        if query[start : access.span.end] != f"{first.variable}.{first.key}":
+            continue
+        end = members[-1].span.end
+        if first.operator == "IN":
+            close = _LIST_CLOSE.match(query, end)
+            if close is None:
+                continue
+            end = close.end()
+        literals = [(c.value, c.span) for c in members]
+        groups.append((first.variable, first.key, literals, start, end))
+    return groups
+
+
+def _attach_neighbour_edits(
+    query: str, branch: BranchFacts, index: GraphIndex, findings: list[Finding]
+) -> None:
+    """Rewrite a predicate whose values are stored on the one neighbouring label, as a hop.
+
+    A follow-up question often carries the names an earlier result listed under
+    the label of what it now asks about: ``MATCH (n:Territory) WHERE n.name IN
+    ['Gavos Granary', ...]`` where those are ``Storehouse`` names. When no
+    literal of the predicate is stored on the variable's label, every one is
+    stored under the same key on exactly one other label, and exactly one
+    relationship pattern joins the two labels, the predicate becomes the pattern
+    predicates ``((n)<-[:DOCKED_IN]-(:Storehouse {name: 'Gavos Granary'}) OR
+    ...)``: the nodes next to the named ones. (FalkorDB rejects pattern
+    comprehensions and ``exists()`` in WHERE, hence the disjunction.) With
+    several candidate labels or relationship types, no edit.
+    """
+    by_span = {f.span: f for f in findings if f.code == "value_not_found" and f.span}
+    for variable, key, literals, start, end in _predicate_groups(query, branch):
+        if not all((span.start, span.end) in by_span for _, span in literals):
+            continue
+        labels = branch.labels_of(variable)
+        if len(labels) != 1 or not _predicate_bounds(query, start, end):
+            continue
+        (label,) = labels
+        hops = {
+            (p.type, p.target, "->") if p.source == label else (p.type, p.source, "<-")
+            for p in index.schema.patterns
+            if label in (p.source, p.target) and p.source != p.target
+        }
+        hops = {
+            (rel_type, other, arrow)
+            for rel_type, other, arrow in hops
+            if key in index.label_keys.get(other, frozenset())
+            and all(index.value_exists(other, key, value) is True for value, _ in literals)
+        }
+        if len(hops) != 1 or len({other for _, other, _ in hops}) != 1:
+            continue
+        ((rel_type, other, arrow),) = hops
+        rel = (
+            f"-[:{_quoted_name(rel_type)}]->"
+            if arrow == "->"
+            else f"<-[:{_quoted_name(rel_type)}]-"
+        )
+        patterns = [
+            f"({variable}){rel}(:{_quoted_name(other)} {{{_quoted_name(key)}: "
+            f"{query[span.start : span.end]}}})"
+            for _, span in literals
+        ]
+        replacement = patterns[0] if len(patterns) == 1 else "(" + " OR ".join(patterns) + ")"
+        finding = by_span[(literals[0][1].start, literals[0][1].end)]
+        finding.message += f"; the {other} next to each {label} has it: {patterns[0]}"
+        finding.suggestions = [replacement, *finding.suggestions]
+        finding.edit = Edit(
+            start=start,
+            end=end,
+            replacement=replacement,
+            reason=f"{other} is the only label next to {label} (through {rel_type}) "
+            f"that stores every {key} of the predicate",
+        )
 
 
 def _value_finding(
