@@ -18,11 +18,11 @@ re-evaluated the whole conversation while the simulator shared the agent's llama
 
 ``--play`` first plays ``--bench`` on ``--sessions stratified:3`` (3 sessions per
 world, personas and phenomena balanced) into ``--out`` with the harness of the
-leaderboard rows (explicit framing, decoding guards, output note, repeat guard;
-grounding off; agentic runs also ``--variant persistent_schema --schema-first``, the
-row I harness that measured best), through the ``cypherturn bench run`` command a user
-would type; a killed run resumes. About 45 minutes a guided run of the 1.5B model on
-2 cores, 78 minutes an agentic x3 one.
+best-measured row of its protocol (explicit framing, decoding guards, output note, repeat
+guard; guided runs also the chain note, the last-action note and grounding on, row P;
+agentic runs grounding off and ``--variant persistent_schema --schema-first``, row I),
+through the ``cypherturn bench run`` command a user would type; a killed run resumes.
+About 30 minutes a guided run of the 1.5B model on 2 cores, 78 minutes an agentic x3 one.
 """
 
 from __future__ import annotations
@@ -44,7 +44,8 @@ from cypherturn.runner import CONFIG_FILE, RunConfig
 
 ROWS = Path(__file__).resolve().parents[1] / "docs" / "results" / "leaderboard-local"
 HARNESS = ["--framing", "explicit", "--decoding-guards", "--output-note", "--repeat-guard"]
-AGENTIC_HARNESS = ["--variant", "persistent_schema", "--schema-first"]
+GUIDED_HARNESS = ["--grounding", "all", "--chain-note", "--last-action-note"]
+AGENTIC_HARNESS = ["--grounding", "none", "--variant", "persistent_schema", "--schema-first"]
 EX_TARGETS = {("qwen2.5-coder-1.5b", "guided"): 0.28, ("qwen2.5-coder-1.5b", "agentic x3"): 0.15}
 UNREADABLE_TARGET = 0.01
 
@@ -163,13 +164,12 @@ def play(model: str, protocol: str, budget: int | None, bench: Path, out: Path) 
     """Play the stratified subset into ``out`` with the leaderboard harness (resumes)."""
     command = [
         sys.executable, "-m", "cypherturn", "bench", "run", str(bench), "--model", model,
-        "--protocol", protocol, "--sessions", "stratified:3", "--grounding", "none",
+        "--protocol", protocol, "--sessions", "stratified:3",
         *HARNESS, "--seed", "0", "--out", str(out),
     ]  # fmt: skip
     if budget is not None:
         command += ["--budget", str(budget)]
-    if protocol == "agentic":
-        command += AGENTIC_HARNESS
+    command += AGENTIC_HARNESS if protocol == "agentic" else GUIDED_HARNESS
     subprocess.run(command, check=True)
 
 
