@@ -593,6 +593,41 @@ _BEFORE_PREDICATE = frozenset({"WHERE", "AND", "OR", "NOT", "XOR"})
 _AFTER_PREDICATE = frozenset({"AND", "OR", "XOR", "RETURN", "WITH", "ORDER", "MATCH", "OPTIONAL"})
 
 
+_CLAUSE_KEYWORDS = frozenset(
+    {"MATCH", "OPTIONAL", "WHERE", "WITH", "RETURN", "UNWIND", "ORDER", "SKIP", "LIMIT", "UNION",
+     "CALL", "CREATE", "MERGE", "SET", "DELETE", "REMOVE"}
+)  # fmt: skip
+_CONNECTIVES = ("WHERE", "AND", "OR", "XOR", "NOT")
+
+
+def _in_top_level_where(query: str, offset: int) -> bool:
+    """True when ``offset`` lies in a WHERE clause, inside nothing but grouping parentheses.
+
+    A comparison inside ``any(x IN list WHERE ...)``, a list, a map or a
+    projection (``RETURN (n.name = 'x') AS f``) is an expression whose value is
+    used, not a filter, so a predicate rewrite there would change a value.
+    """
+    tokens = tokenize(query)
+    stack: list[bool] = []
+    clause = ""
+    for k, tok in enumerate(tokens):
+        if tok.start >= offset:
+            break
+        if tok.is_punct("(", "[", "{"):
+            before = tokens[k - 1] if k else None
+            stack.append(
+                tok.is_punct("(")
+                and before is not None
+                and (before.is_name(*_CONNECTIVES) or before.is_punct("("))
+            )
+        elif tok.is_punct(")", "]", "}"):
+            if stack:
+                stack.pop()
+        elif not stack and tok.upper in _CLAUSE_KEYWORDS and _keyword_at(tokens, k):
+            clause = tok.upper
+    return clause == "WHERE" and all(stack)
+
+
 def _predicate_bounds(query: str, start: int, end: int) -> bool:
     """True when ``query[start:end]`` stands as a whole WHERE predicate (not inside an expression)."""
     before = query[:start].rstrip()
@@ -640,7 +675,11 @@ def _attach_hop_edits(
             continue
         end = comparison.span.end
         between = query[access.span.end : comparison.span.start].strip()
-        if between != "=" or not _predicate_bounds(query, start, end):
+        if (
+            between != "="
+            or not _predicate_bounds(query, start, end)
+            or not _in_top_level_where(query, start)
+        ):
             continue
         hops = [
             (p.type, p.target, "->") if p.source == label else (p.type, p.source, "<-")
@@ -826,7 +865,7 @@ def _shape_findings(tokens: Sequence[Token]) -> list[Finding]:
                     findings.append(finding)
         elif tok.is_punct(")", "]", "}"):
             depth -= 1
-        if depth != 0 or tok.kind is not TokenKind.NAME:
+        if depth != 0 or not _keyword_at(tokens, i):
             continue
         word = tok.upper
         if word in _CLAUSE_STARTS:
@@ -834,8 +873,8 @@ def _shape_findings(tokens: Sequence[Token]) -> list[Finding]:
         elif (
             word in ("ORDER", "SKIP", "LIMIT")
             and last_clause in ("MATCH", "UNWIND")
-            and (word != "ORDER" or (i + 1 < len(tokens) and tokens[i + 1].is_name("BY")))
-            and any(t.is_name("RETURN") for t in tokens[i + 1 :])
+            and _modifier_follows(tokens, i)
+            and _plain_projection_after(tokens, i)
         ):
             findings.append(
                 Finding(
@@ -854,6 +893,60 @@ def _shape_findings(tokens: Sequence[Token]) -> list[Finding]:
             )
             last_clause = "WITH"
     return findings
+
+
+_AGGREGATES = frozenset(
+    {"COUNT", "SUM", "AVG", "MIN", "MAX", "COLLECT", "STDEV", "STDEVP", "PERCENTILECONT",
+     "PERCENTILEDISC"}
+)  # fmt: skip
+
+
+def _keyword_at(tokens: Sequence[Token], i: int) -> bool:
+    """True where the name at ``i`` is a keyword, not a property key, label or alias spelt like one."""
+    tok = tokens[i]
+    if tok.kind is not TokenKind.NAME:
+        return False
+    before = tokens[i - 1] if i > 0 else None
+    return before is None or not (before.is_punct(".", ":") or before.is_name("AS"))
+
+
+def _modifier_follows(tokens: Sequence[Token], i: int) -> bool:
+    """``ORDER BY``, or ``SKIP`` / ``LIMIT`` followed by a number or parameter."""
+    after = tokens[i + 1] if i + 1 < len(tokens) else None
+    if after is None:
+        return False
+    if tokens[i].upper == "ORDER":
+        return after.is_name("BY")
+    return after.kind in (TokenKind.NUMBER, TokenKind.PARAMETER)
+
+
+def _plain_projection_after(tokens: Sequence[Token], i: int) -> bool:
+    """True when the next WITH or RETURN after token ``i`` exists and aggregates nothing.
+
+    Before an aggregating projection, ``WITH *`` would make the ``LIMIT`` cut
+    input rows instead of groups: a different answer, not a repair.
+    """
+    depth = 0
+    projection: int | None = None
+    for j in range(i + 1, len(tokens)):
+        tok = tokens[j]
+        if tok.is_punct("(", "[", "{"):
+            depth += 1
+        elif tok.is_punct(")", "]", "}"):
+            depth -= 1
+        elif projection is None:
+            if depth == 0 and tok.is_name("WITH", "RETURN") and _keyword_at(tokens, j):
+                projection = j
+        elif depth == 0 and tok.is_name(*_CLAUSE_STARTS, "ORDER", "SKIP", "LIMIT", "UNION"):
+            break
+        elif (
+            tok.kind is TokenKind.NAME
+            and tok.upper in _AGGREGATES
+            and j + 1 < len(tokens)
+            and tokens[j + 1].is_punct("(")
+        ):
+            return False
+    return projection is not None
 
 
 def _type_map_finding(tokens: Sequence[Token], i: int) -> Finding | None:
@@ -879,6 +972,12 @@ def _type_map_finding(tokens: Sequence[Token], i: int) -> Finding | None:
             continue
         if j < len(tokens) and tokens[j].is_punct("}"):
             close = tokens[j]
+            values = {tokens[k].text for k in range(i + 3, j, 4)}
+            if any(
+                t.text in values and k > 0 and tokens[k - 1].is_name("AS")
+                for k, t in enumerate(tokens)
+            ):
+                return None  # a variable named like a type (WITH 'x' AS STRING)
             return Finding(
                 code="undefined_variable",
                 message=f"{value.text} is a type name of the schema, not a value: "
@@ -1193,8 +1292,18 @@ def _attach_neighbour_edits(
     for variable, key, literals, start, end in _predicate_groups(query, branch):
         if not all((span.start, span.end) in by_span for _, span in literals):
             continue
+        spans = {span for _, span in literals}
+        if any(
+            c.variable == variable and c.key == key and c.span not in spans
+            for c in branch.comparisons
+        ):
+            continue  # another test of the same property: which one meant the neighbour is unclear
         labels = branch.labels_of(variable)
-        if len(labels) != 1 or not _predicate_bounds(query, start, end):
+        if (
+            len(labels) != 1
+            or not _predicate_bounds(query, start, end)
+            or not _in_top_level_where(query, start)
+        ):
             continue
         (label,) = labels
         hops = {
