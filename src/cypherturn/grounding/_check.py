@@ -639,6 +639,21 @@ def _predicate_bounds(query: str, start: int, end: int) -> bool:
     )
 
 
+def _hop_predicate(
+    variable: str, rel_type: str, arrow: str, other: str, key: str, literal: str
+) -> str:
+    """The pattern predicate ``(v)-[:TYPE]->(:Other {key: literal})`` (``<-`` for ``arrow`` ``<-``)."""
+    rel = f"-[:{_quoted_name(rel_type)}]->" if arrow == "->" else f"<-[:{_quoted_name(rel_type)}]-"
+    return f"({variable}){rel}(:{_quoted_name(other)} {{{_quoted_name(key)}: {literal}}})"
+
+
+def _give_edit(finding: Finding, edit: Edit, note: str) -> None:
+    """Attach ``edit`` to ``finding``: its replacement becomes the first suggestion, ``note`` ends the message."""
+    finding.message += f"; {note}"
+    finding.suggestions = [edit.replacement, *finding.suggestions]
+    finding.edit = edit
+
+
 def _attach_hop_edits(
     query: str, branch: BranchFacts, index: GraphIndex, findings: list[Finding]
 ) -> None:
@@ -697,21 +712,18 @@ def _attach_hop_edits(
             continue
         ((rel_type, other, arrow),) = hops
         literal = query[comparison.span.start : comparison.span.end]
-        target = f"(:{_quoted_name(other)} {{{_quoted_name(comparison.key)}: {literal}}})"
-        rel = (
-            f"-[:{_quoted_name(rel_type)}]->"
-            if arrow == "->"
-            else f"<-[:{_quoted_name(rel_type)}]-"
+        replacement = _hop_predicate(
+            comparison.variable, rel_type, arrow, other, comparison.key, literal
         )
-        replacement = f"({comparison.variable}){rel}{target}"
-        finding = by_key_span[(access.span.start, access.span.end)]
-        finding.message += f"; {label} reaches it through {replacement}"
-        finding.suggestions = [replacement, *finding.suggestions]
-        finding.edit = Edit(
-            start=start,
-            end=end,
-            replacement=replacement,
-            reason=f"{other} is the only label next to {label} that stores {comparison.key} = {literal}",
+        _give_edit(
+            by_key_span[(access.span.start, access.span.end)],
+            Edit(
+                start=start,
+                end=end,
+                replacement=replacement,
+                reason=f"{other} is the only label next to {label} that stores {comparison.key} = {literal}",
+            ),
+            f"{label} reaches it through {replacement}",
         )
 
 
@@ -1320,26 +1332,21 @@ def _attach_neighbour_edits(
         if len(hops) != 1 or len({other for _, other, _ in hops}) != 1:
             continue
         ((rel_type, other, arrow),) = hops
-        rel = (
-            f"-[:{_quoted_name(rel_type)}]->"
-            if arrow == "->"
-            else f"<-[:{_quoted_name(rel_type)}]-"
-        )
         patterns = [
-            f"({variable}){rel}(:{_quoted_name(other)} {{{_quoted_name(key)}: "
-            f"{query[span.start : span.end]}}})"
+            _hop_predicate(variable, rel_type, arrow, other, key, query[span.start : span.end])
             for _, span in literals
         ]
         replacement = patterns[0] if len(patterns) == 1 else "(" + " OR ".join(patterns) + ")"
-        finding = by_span[(literals[0][1].start, literals[0][1].end)]
-        finding.message += f"; the {other} next to each {label} has it: {patterns[0]}"
-        finding.suggestions = [replacement, *finding.suggestions]
-        finding.edit = Edit(
-            start=start,
-            end=end,
-            replacement=replacement,
-            reason=f"{other} is the only label next to {label} (through {rel_type}) "
-            f"that stores every {key} of the predicate",
+        _give_edit(
+            by_span[(literals[0][1].start, literals[0][1].end)],
+            Edit(
+                start=start,
+                end=end,
+                replacement=replacement,
+                reason=f"{other} is the only label next to {label} (through {rel_type}) "
+                f"that stores every {key} of the predicate",
+            ),
+            f"the {other} next to each {label} has it: {patterns[0]}",
         )
 
 
