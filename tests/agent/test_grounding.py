@@ -5,9 +5,16 @@ from __future__ import annotations
 
 import pytest
 
-from cypherturn.agent import ActionExecutor, ActionStep, AgentGrounding
+from cypherturn.agent import (
+    GROUNDING_CHECKS,
+    ActionExecutor,
+    ActionStep,
+    AgentGrounding,
+    TurnContext,
+)
 from cypherturn.errors import ConfigError
 from cypherturn.graph import GraphEngine
+from cypherturn.grounding import PreviousResult
 from cypherturn.records import Action
 
 ALL = AgentGrounding(check=True, repair=True, values=True)
@@ -80,9 +87,12 @@ def test_an_engine_error_gets_the_hint_with_check(heroes: GraphEngine) -> None:
 
 def test_parts_are_read_from_a_list(heroes: GraphEngine) -> None:
     assert AgentGrounding.parse("check, values") == AgentGrounding(check=True, values=True)
-    assert AgentGrounding.parse("all") == ALL and AgentGrounding.parse("none") == AgentGrounding()
+    everything = AgentGrounding.parse("all")
+    assert everything.enabled() == list(GROUNDING_CHECKS)
+    assert AgentGrounding.parse("none") == AgentGrounding()
     assert AgentGrounding.parse("") == AgentGrounding() and not AgentGrounding().active
     assert ALL.enabled() == ["check", "repair", "values"]
+    assert AgentGrounding(reference=True).active
     with pytest.raises(ConfigError, match="unknown grounding part 'grammar'"):
         AgentGrounding.parse("check,grammar")
 
@@ -96,3 +106,33 @@ def test_step_records_written_before_the_grounding_fields_still_read() -> None:
         [],
         [],
     )
+
+
+def test_parts_added_later_stay_out_of_the_recorded_settings() -> None:
+    # a run recorded with check, repair and values keeps its configuration digest
+    assert ALL.model_dump() == {"check": True, "repair": True, "values": True}
+    both = AgentGrounding(question=True, reference=True)
+    assert both.model_dump()["question"] is True and both.model_dump()["reference"] is True
+    assert AgentGrounding.model_validate(both.model_dump()) == both
+
+
+def test_the_question_and_reference_parts_read_the_turn_context(heroes: GraphEngine) -> None:
+    query = "MATCH (h:Hero) RETURN count(h) AS count"
+    guilds = PreviousResult(label="Guild", names=["Iron Circle"])
+    context = TurnContext(question="Which heroes are there?", previous=guilds)
+    executor = ActionExecutor(heroes)
+    # without a context, or with the parts off, the count runs as written
+    assert executor.submit_answer(query, AgentGrounding(question=True)).query is None
+    assert executor.submit_answer(query, ALL, context).query is None
+    listed = executor.execute_cypher(query, AgentGrounding(repair=True, question=True), context)
+    assert listed.query == "MATCH (h:Hero) RETURN DISTINCT h.name AS name"
+    assert [f.code for f in listed.repairs] == ["answer_shape"] and listed.rows and listed.rows > 1
+    members = "MATCH (h:Hero)-[:MEMBER_OF]->(g:Guild) RETURN DISTINCT h.name AS name"
+    asked = TurnContext(question="Which heroes are members of those guilds?", previous=guilds)
+    bound = executor.submit_answer(members, AgentGrounding(repair=True, reference=True), asked)
+    assert bound.query == members.replace(
+        "(g:Guild) RETURN", "(g:Guild) WHERE g.name IN ['Iron Circle'] RETURN"
+    )
+    assert [f.code for f in bound.repairs] == ["unbound_reference"]
+    flagged = executor.submit_answer(members, AgentGrounding(reference=True), asked)
+    assert flagged.query is None and [f.code for f in flagged.findings] == ["unbound_reference"]

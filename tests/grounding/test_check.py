@@ -381,7 +381,8 @@ def test_every_code_has_a_case() -> None:
         "unknown_label", "unknown_relationship_type", "unknown_property", "property_not_on_label",
         "reversed_direction", "wrong_endpoints", "undefined_variable", "sql_habit", "value_not_found",
         "engine_pitfall", "literal_type",
-        "question_threshold",  # tests/grounding/test_question.py
+        "question_threshold", "answer_shape",  # tests/grounding/test_question.py
+        "unbound_reference",  # tests/grounding/test_reference.py
     }  # fmt: skip
     assert exercised == set(FINDING_CODES)
 

@@ -7,10 +7,14 @@ import pytest
 from cypherturn.experiments import load_ask_set
 from cypherturn.graph import GraphEngine
 from cypherturn.grounding import (
+    Edit,
+    Finding,
     GraphIndex,
     apply_edits,
+    asks_for_number,
     check_question,
     check_values,
+    count_as_list,
     graph_index,
     link_values,
     question_thresholds,
@@ -194,3 +198,98 @@ def test_a_value_stored_under_several_labels_keeps_the_one_the_question_names(
     assert both == {("Officer", "name"), ("Person", "name")}
     named = {(link.owner, link.key) for link in link_values("which officer is jane?", index)}
     assert named == {("Officer", "name")}
+
+
+@pytest.mark.parametrize(
+    ("question", "asks"),
+    [
+        ("How many people are there?", True),
+        ("number of crimes?", True),
+        ("count them", True),
+        ("What is their total age?", True),
+        ("Which person is the oldest?", True),
+        ("How much cities is that?", True),
+        ("Which people are female?", False),
+        ("list all officers", False),
+        ("the crimes that Ada is party to", False),
+    ],
+)
+def test_which_questions_ask_for_a_number(question: str, asks: bool) -> None:
+    assert asks_for_number(question) is asks
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        (
+            "MATCH (p:Person) WHERE p.gender = 'F' RETURN count(p) AS count",
+            "MATCH (p:Person) WHERE p.gender = 'F' RETURN DISTINCT p.name AS name",
+        ),
+        (
+            "MATCH (p:Person) WHERE p.gender = 'F' RETURN count(DISTINCT p.surname) AS total",
+            "MATCH (p:Person) WHERE p.gender = 'F' RETURN DISTINCT p.surname AS surname",
+        ),
+        (
+            "MATCH (p) WHERE p.gender = 'F' RETURN COUNT(p);",
+            None,  # unlabelled, and Crime and Location have no name: no key to list
+        ),
+    ],
+)
+def test_a_count_the_question_did_not_ask_for_lists_the_counted_things(
+    query: str, expected: str | None, crime: GraphEngine, index: GraphIndex
+) -> None:
+    finding = count_as_list("Which people are female?", query, index)
+    if expected is None:
+        assert finding is None
+        return
+    assert finding is not None and finding.code == "answer_shape"
+    repaired, applied = apply_edits(query, [finding])
+    assert repaired == expected and applied == [finding]
+    assert crime.execute(repaired).columns == [expected.rsplit(" AS ", 1)[1]]
+    assert len(crime.execute(repaired).rows) == 2  # Ada Lovelace and Grace Hopper
+
+
+@pytest.mark.parametrize(
+    ("question", "query"),
+    [
+        ("How many people are female?", "MATCH (p:Person) RETURN count(p) AS count"),
+        ("Which crime type is the most common?", "MATCH (c:Crime) RETURN count(c) AS n"),
+        ("Which people are female?", "MATCH (p:Person) RETURN p.gender, count(p) AS n"),
+        ("Which crimes?", "MATCH (c:Crime) RETURN count(c) AS n"),  # Crime has no name
+        ("Which people?", "MATCH (p:Person) RETURN count(p) AS n ORDER BY n LIMIT 1"),
+        (
+            "Which people?",
+            "MATCH (p:Person) RETURN count(p) AS n UNION MATCH (p:Person) RETURN count(p) AS n",
+        ),
+    ],
+)
+def test_counts_that_are_asked_for_or_not_alone_are_left(
+    question: str, query: str, index: GraphIndex
+) -> None:
+    assert count_as_list(question, query, index) is None
+
+
+def test_the_question_check_lists_with_an_index_only(index: GraphIndex) -> None:
+    query = "MATCH (p:Person) RETURN count(p) AS count"
+    assert check_question("which people?", query) == []
+    (finding,) = check_question("which people?", query, index)
+    assert finding.code == "answer_shape"
+
+
+def test_an_insertion_at_a_replaced_span_lands_in_front_of_it() -> None:
+    query = "MATCH (p:Person) RETURN count(p)"
+    at = query.index("RETURN")
+    insert = Finding(
+        code="unbound_reference",
+        message="m",
+        edit=Edit(start=at, end=at, replacement="WHERE p.age > 1 ", reason="r"),
+    )
+    replace = Finding(
+        code="answer_shape",
+        message="m",
+        edit=Edit(start=at, end=len(query), replacement="RETURN p.name", reason="r"),
+    )
+    for order in ([insert, replace], [replace, insert]):
+        repaired, applied = apply_edits(query, order)
+        assert repaired == "MATCH (p:Person) WHERE p.age > 1 RETURN p.name"
+        assert len(applied) == 2

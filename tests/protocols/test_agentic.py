@@ -7,7 +7,13 @@ from helpers_protocols import act, play
 
 from cypherturn.agent import ActionExecutor, TurnEnd
 from cypherturn.graph import GraphEngine
-from cypherturn.protocols import HISTORY_RESULT_CHARS, ProtocolSettings, Variant, session_budget
+from cypherturn.protocols import (
+    HISTORY_RESULT_CHARS,
+    ProtocolSettings,
+    Variant,
+    agentic_context,
+    session_budget,
+)
 from cypherturn.records import ProtocolName
 from cypherturn.sessions import Session
 
@@ -210,3 +216,18 @@ def test_schema_first_is_a_recorded_agentic_only_setting() -> None:
     assert "schema_first" not in ProtocolSettings(protocol=AGENTIC).model_dump()
     with pytest.raises(ConfigError, match=r"^schema first applies to the agentic protocol only"):
         SessionRunConfig(protocol="guided", schema_first=True).protocol_settings()
+
+
+def test_the_agentic_turn_context_runs_the_previous_prediction(
+    session: Session, heroes: GraphEngine
+) -> None:
+    executor = ActionExecutor(heroes)
+    turn = session.turns[2]
+    assert agentic_context(executor, turn, None).previous is None
+    listed = "MATCH (g:Guild) RETURN g.name AS name"
+    context = agentic_context(executor, turn, listed)
+    assert context.question == turn.utterance
+    assert context.previous is not None and context.previous.label == "Guild"
+    assert sorted(context.previous.names) == ["Iron Circle", "Silver Hand"]
+    for unusable in ("MATCH (g:Guild) RETURN count(g)", "MATCH (g:Guild RETURN g"):
+        assert agentic_context(executor, turn, unusable).previous is None

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from helpers_protocols import act, play
 
-from cypherturn.agent import ActionStep, TurnEnd
+from cypherturn.agent import ActionStep, AgentGrounding, TurnEnd
 from cypherturn.graph import GraphEngine
-from cypherturn.protocols import DISCOURAGEMENT, ActionFormat
+from cypherturn.grounding import graph_index
+from cypherturn.protocols import DISCOURAGEMENT, HISTORY_ROWS, ActionFormat, guided_context
 from cypherturn.records import Action
 from cypherturn.sessions import Session
 
@@ -135,3 +136,39 @@ def test_repaired_reply_runs_and_is_recorded(session: Session, heroes: GraphEngi
     # a record written before the field existed reads as not repaired
     legacy = first.model_dump(exclude={"repaired"})
     assert ActionStep.model_validate(legacy).repaired is False
+
+
+def test_the_turn_context_holds_only_what_the_history_shows(
+    session: Session, heroes: GraphEngine
+) -> None:
+    index = graph_index(heroes)
+    contexts = [guided_context(session, turn, index) for turn in session.turns]
+    assert [c.question for c in contexts] == [t.utterance for t in session.turns]
+    assert contexts[0].previous is None
+    # turn 2 is a CONTRAST turn: the history shows all 27 names of turn 1
+    previous = contexts[1].previous
+    assert previous is not None and previous.label == "Hero" and len(previous.names) == 27
+    # turn 4 sees turn 3's count, which names nothing
+    assert contexts[3].previous is None
+    # turn 3 sees turn 2's names only if the history shows every one of them
+    shown = len(session.turns[1].gold_result.rows) <= HISTORY_ROWS
+    assert (contexts[2].previous is not None) is shown
+
+
+def test_question_grounding_repairs_a_submission_in_play(
+    session: Session, heroes: GraphEngine
+) -> None:
+    counted = "MATCH (h:Hero)-[:MEMBER_OF]->(:Guild {name: 'Iron Circle'}) RETURN count(h) AS n"
+    played = play(
+        session,
+        heroes,
+        [act("SUBMIT_ANSWER", counted)] * 4,
+        grounding=AgentGrounding(repair=True, question=True),
+    )
+    first = played.steps[0]
+    assert first.original_payload == counted
+    assert first.payload == counted.replace("count(h) AS n", "DISTINCT h.name AS name")
+    assert [f.code for f in first.grounding_repairs] == ["answer_shape"]
+    # turn 3 asks "how many": its count stands
+    third = next(s for s in played.steps if s.turn == 3)
+    assert third.payload == counted and third.original_payload is None

@@ -10,7 +10,16 @@ from __future__ import annotations
 import pytest
 from session_graphs import WORLDS, WorldGraphs
 
-from cypherturn.grounding import check_query, flip_relationship, graph_index, query_facts
+from cypherturn.grounding import (
+    apply_edits,
+    bind_reference,
+    check_query,
+    check_question,
+    flip_relationship,
+    graph_index,
+    query_facts,
+)
+from cypherturn.protocols import guided_context
 
 
 @pytest.mark.parametrize("world", WORLDS)
@@ -64,3 +73,44 @@ def test_golds_with_a_reversed_arrow_are_flagged(world: str, worlds: WorldGraphs
                     flagged += "reversed_direction" in codes
     assert mutated > 0
     assert flagged == mutated
+
+
+@pytest.mark.parametrize("world", WORLDS)
+def test_no_gold_query_is_told_to_list_instead_of_count(world: str, worlds: WorldGraphs) -> None:
+    """A gold count answers a question that asks for a number: the answer-shape check agrees."""
+    index = graph_index(worlds.engine(world))
+    counted = 0
+    for session in worlds.sample(world):
+        for turn in session.turns:
+            counted += "count(" in turn.gold_cypher
+            codes = {f.code for f in check_question(turn.utterance, turn.gold_cypher, index)}
+            assert "answer_shape" not in codes, turn.utterance
+    assert counted > 0
+
+
+def test_binding_golds_to_the_previous_result_keeps_their_answers(worlds: WorldGraphs) -> None:
+    """A gold follow-up restricted to the names the guided history showed returns its own rows.
+
+    The gold composes the earlier conditions; binding its one variable of the
+    previous result's label to that result's names must not change the answer,
+    except where a name is shared by several nodes or the follow-up builds on an
+    earlier turn than the one before (the bench's ``depends_on``), which the
+    wording alone does not tell.
+    """
+    bound = same = 0
+    for world in WORLDS:
+        engine = worlds.engine(world)
+        index = graph_index(engine)
+        for session in worlds.sample(world):
+            for turn in session.turns:
+                context = guided_context(session, turn, index)
+                finding = bind_reference(turn.utterance, turn.gold_cypher, context.previous, index)
+                if finding is None:
+                    continue
+                query, _ = apply_edits(turn.gold_cypher, [finding])
+                bound += 1
+                same += sorted(map(repr, engine.execute(query).rows)) == sorted(
+                    map(repr, turn.gold_result.rows)
+                )
+    assert bound >= 50
+    assert same / bound >= 0.85, (same, bound)

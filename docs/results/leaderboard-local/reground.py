@@ -8,6 +8,10 @@ was verified on; the changed predictions are scored again with the benchmark's s
     python docs/results/leaderboard-local/reground.py RUN_DIR [--bench cypherturn.jsonl]
         [--grounding repair,values] [--show]
 
+With ``question`` or ``reference`` in ``--grounding``, each turn gets the context its
+protocol gives it (`cypherturn.protocols.guided_context`: the previous gold result as the
+guided history shows it; `agentic_context`: what the previous, regrounded prediction returns).
+
 This is an offline bound, not a replay: in a live run with grounding on, the repairs of
 EXECUTE_CYPHER observations also change what the model writes next. It prints the EX before
 and after, the turns that changed and the repairs that changed them (`--show`: each query).
@@ -21,6 +25,7 @@ from pathlib import Path
 
 from cypherturn.agent import ActionExecutor, AgentGrounding
 from cypherturn.api import bench_engines
+from cypherturn.protocols import agentic_context, guided_context
 from cypherturn.metrics import Scorer
 from cypherturn.records import TurnRecord, TurnScore, read_jsonl
 from cypherturn.sessions import read_sessions
@@ -46,15 +51,29 @@ def main() -> None:
     sessions = [s for s in read_sessions(args.bench) if s.session_id in played]
     changed: list[tuple[TurnRecord, str, list[str]]] = []
     regrounded: list[TurnRecord] = []
+    by_id = {s.session_id: s for s in sessions}
+    answers: dict[tuple[str, int], str | None] = {}
     with bench_engines(sessions) as engine_for:
         executors: dict[str, ActionExecutor] = {}
         for turn in turns:
+            executor = executors.setdefault(turn.graph, ActionExecutor(engine_for(turn.graph)))
+            session = by_id[turn.session_id]
+            played = session.turns[turn.turn - 1]
+            context = None
+            if grounding.question or grounding.reference:
+                context = (
+                    guided_context(session, played, executor.index)
+                    if turn.protocol == "guided"
+                    else agentic_context(
+                        executor, played, answers.get((turn.session_id, turn.turn - 1))
+                    )
+                )
             if turn.predicted_cypher:
-                executor = executors.setdefault(turn.graph, ActionExecutor(engine_for(turn.graph)))
-                observed = executor.submit_answer(turn.predicted_cypher, grounding)
+                observed = executor.submit_answer(turn.predicted_cypher, grounding, context)
                 if observed.query is not None:
                     changed.append((turn, observed.query, [r.code for r in observed.repairs]))
                     turn = turn.model_copy(update={"predicted_cypher": observed.query})
+            answers[(turn.session_id, turn.turn)] = turn.predicted_cypher
             regrounded.append(turn)
         after = {
             (s.record.session_id, s.record.turn): s.ex for s in Scorer(engine_for).score(regrounded)

@@ -5,7 +5,7 @@ EXECUTE_CYPHER, INSPECT_SCHEMA, SEARCH_VALUES, ASK_USER and SUBMIT_ANSWER. The
 protocols in :mod:`cypherturn.protocols` drive the loop.
 """
 
-from cypherturn.agent._grounding import GROUNDING_CHECKS, AgentGrounding
+from cypherturn.agent._grounding import GROUNDING_CHECKS, AgentGrounding, TurnContext
 from cypherturn.agent._observe import (
     CURRENT_TURN_ROWS,
     EXECUTE_TIMEOUT_S,
@@ -46,6 +46,7 @@ __all__ = [
     "ParseFailure",
     "SimIntent",
     "SimulatorReply",
+    "TurnContext",
     "TurnEnd",
     "UserSimulator",
     "parse_action",

@@ -14,17 +14,29 @@ stay comparable with the paper's, which has none of them (CypherTurn App. D.5):
 - ``values``: after an empty result every compared literal is looked up in the
   stored values; with ``repair`` a unique case-insensitive match is substituted
   and the query run again (kept only if it runs).
+- ``question``: the query is checked against the turn's question
+  (:func:`~cypherturn.grounding.check_question`: a threshold it does not compare,
+  a count where the question asks for no number); with ``repair``, fixed.
+- ``reference``: a question that refers to the previous result ("those",
+  "their") is bound to the names that result listed
+  (:func:`~cypherturn.grounding.bind_reference`); with ``repair``, fixed.
+
+``question`` and ``reference`` read the conversation (:class:`TurnContext`), the
+first three only the query; a run recorded before they existed has them off.
 """
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, SerializerFunctionWrapHandler, model_serializer
 
 from cypherturn.errors import ConfigError
+from cypherturn.grounding import PreviousResult
 
-__all__ = ["GROUNDING_CHECKS", "AgentGrounding"]
+__all__ = ["GROUNDING_CHECKS", "AgentGrounding", "TurnContext"]
 
-GROUNDING_CHECKS = ("check", "repair", "values")
+GROUNDING_CHECKS = ("check", "repair", "values", "question", "reference")
 """The agent's grounding parts, in the order they act."""
 
 
@@ -35,6 +47,8 @@ class AgentGrounding(BaseModel):
         check: schema check before execution, findings shown.
         repair: deterministic repairs before execution, shown.
         values: value grounding after an empty result.
+        question: checks against the turn's question (needs a :class:`TurnContext`).
+        reference: binding to the previous result (needs a :class:`TurnContext`).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -42,10 +56,21 @@ class AgentGrounding(BaseModel):
     check: bool = False
     repair: bool = False
     values: bool = False
+    question: bool = False
+    reference: bool = False
+
+    @model_serializer(mode="wrap")
+    def _compact(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # a run recorded before question/reference existed keeps its configuration digest
+        data: dict[str, Any] = handler(self)
+        for name in ("question", "reference"):
+            if not data.get(name):
+                data.pop(name, None)
+        return data
 
     @classmethod
     def parse(cls, text: str) -> AgentGrounding:
-        """Read ``check,repair,values`` (any subset, comma-separated), ``all`` or ``none``.
+        """Read ``check,repair,values,question,reference`` (any subset, comma-separated), ``all`` or ``none``.
 
         Raises:
             ConfigError: a part that is not one of :data:`GROUNDING_CHECKS`.
@@ -54,7 +79,7 @@ class AgentGrounding(BaseModel):
         if words in (["none"], []):
             return cls()
         if words == ["all"]:
-            return cls(check=True, repair=True, values=True)
+            return cls(**{w: True for w in GROUNDING_CHECKS})
         unknown = [w for w in words if w not in GROUNDING_CHECKS]
         if unknown:
             raise ConfigError(
@@ -70,4 +95,19 @@ class AgentGrounding(BaseModel):
     @property
     def active(self) -> bool:
         """True when any part is on."""
-        return self.check or self.repair or self.values
+        return any(getattr(self, name) for name in GROUNDING_CHECKS)
+
+
+class TurnContext(BaseModel):
+    """What the ``question`` and ``reference`` grounding parts read from the conversation.
+
+    Attributes:
+        question: the current turn's utterance.
+        previous: the previous turn's result as the conversation shows it, when it
+            listed names of one label (:func:`~cypherturn.grounding.previous_names`).
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    question: str
+    previous: PreviousResult | None = None

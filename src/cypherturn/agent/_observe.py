@@ -19,7 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from cypherturn.agent._grounding import AgentGrounding
+from cypherturn.agent._grounding import AgentGrounding, TurnContext
 from cypherturn.errors import ErrorClass, QueryError
 from cypherturn.graph import GraphEngine, GraphSchema, QueryResult, cypher_name
 from cypherturn.grounding import (
@@ -30,6 +30,7 @@ from cypherturn.grounding import (
     error_hint,
     graph_index,
     ground_values,
+    question_repairs,
     repair_query,
 )
 
@@ -172,13 +173,20 @@ class ActionExecutor:
             self._index = graph_index(self._engine)
         return self._index
 
-    def execute_cypher(self, query: str, grounding: AgentGrounding | None = None) -> Observation:
+    def execute_cypher(
+        self,
+        query: str,
+        grounding: AgentGrounding | None = None,
+        context: TurnContext | None = None,
+    ) -> Observation:
         """Run a query read-only and render its first rows, or the engine's error.
 
         Args:
             query: the Cypher text.
             grounding: the grounding parts to apply (``None`` or all off: the
                 paper's action, the query run as written).
+            context: the turn's question and previous result, which the ``question``
+                and ``reference`` parts read (``None``: those parts do nothing).
 
         Returns:
             The observation; a failed query gives ``ok=False`` with the engine's
@@ -192,9 +200,14 @@ class ActionExecutor:
             started = time.perf_counter()
             result, error = self._run(query)
             return self._observed(result, error, time.perf_counter() - started)
-        return self._grounded(query, grounding, submit=False)
+        return self._grounded(query, grounding, context, submit=False)
 
-    def submit_answer(self, query: str, grounding: AgentGrounding | None = None) -> Observation:
+    def submit_answer(
+        self,
+        query: str,
+        grounding: AgentGrounding | None = None,
+        context: TurnContext | None = None,
+    ) -> Observation:
         """SUBMIT_ANSWER: the submission as the prediction, grounded like EXECUTE_CYPHER.
 
         Without grounding nothing runs (the paper's action). With ``check`` or
@@ -205,6 +218,7 @@ class ActionExecutor:
         Args:
             query: the submitted Cypher text.
             grounding: the grounding parts to apply.
+            context: the turn's question and previous result (see :meth:`execute_cypher`).
 
         Returns:
             ``Submitted.`` and, with grounding, what was repaired and found;
@@ -215,7 +229,15 @@ class ActionExecutor:
         """
         if grounding is None or not grounding.active:
             return Observation(text="Submitted.")
-        return self._grounded(query, grounding, submit=True)
+        return self._grounded(query, grounding, context, submit=True)
+
+    def result(self, query: str) -> QueryResult | None:
+        """Run ``query`` read-only under the action timeout; ``None`` when the engine rejects it.
+
+        Raises:
+            EngineConnectionError: the engine is unreachable.
+        """
+        return self._run(query)[0]
 
     def _run(self, query: str) -> tuple[QueryResult | None, QueryError | None]:
         try:
@@ -240,7 +262,14 @@ class ActionExecutor:
             latency_s=latency_s,
         )
 
-    def _grounded(self, query: str, grounding: AgentGrounding, *, submit: bool) -> Observation:
+    def _grounded(
+        self,
+        query: str,
+        grounding: AgentGrounding,
+        context: TurnContext | None,
+        *,
+        submit: bool,
+    ) -> Observation:
         """The ``ras+`` attempt logic (strategies/_grounded.py) applied to one action's query.
 
         Runs the query unless it is a submission without ``values``; a submission's
@@ -254,6 +283,21 @@ class ActionExecutor:
         else:
             report = check_query(query, index) if grounding.check else CheckReport(parsed=True)
         findings = list(report.findings) if grounding.check else []
+        if context is not None and (grounding.question or grounding.reference) and query:
+            before = query
+            query, applied, asked = question_repairs(
+                query,
+                context.question,
+                index,
+                repair=grounding.repair,
+                previous=context.previous,
+                asked=grounding.question,
+                reference=grounding.reference,
+            )
+            repairs += applied
+            if grounding.check and query != before:
+                findings = list(check_query(query, index).findings)
+            findings += asked
         hint: str | None = None
         observed = Observation(text="Submitted.")
         if not submit or grounding.values:

@@ -373,7 +373,9 @@ def run_command(
         typer.Option(
             "--grounding",
             help="Grounding of EXECUTE_CYPHER/SUBMIT_ANSWER as in ras+: any of check,repair,values "
-            "(comma-separated), all, or none (default: the paper's agent).",
+            "(the query alone), question (checked against the turn's question), reference (a "
+            "follow-up bound to the previous result's names), comma-separated; all, or none "
+            "(default: the paper's agent).",
         ),
     ] = "none",
     framing: Annotated[

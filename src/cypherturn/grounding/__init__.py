@@ -26,12 +26,25 @@ from cypherturn.grounding._index import (
     graph_index,
 )
 from cypherturn.grounding._link import ValueLink, link_values, render_links
-from cypherturn.grounding._question import check_question, question_thresholds
+from cypherturn.grounding._question import (
+    asks_for_number,
+    check_question,
+    count_as_list,
+    question_thresholds,
+)
+from cypherturn.grounding._reference import (
+    MAX_BOUND_NAMES,
+    PreviousResult,
+    bind_reference,
+    previous_names,
+    refers_to_previous,
+)
 from cypherturn.grounding._repair import (
     MAX_REPAIR_ROUNDS,
     ValueGrounding,
     ground_values,
     looks_empty,
+    question_repairs,
     repair_query,
 )
 
@@ -40,27 +53,35 @@ __all__ = [
     "FINDING_CODES",
     "GRAMMAR_KEYWORDS",
     "LOW_CARDINALITY",
+    "MAX_BOUND_NAMES",
     "MAX_REPAIR_ROUNDS",
     "CheckReport",
     "Edit",
     "Finding",
     "GraphIndex",
+    "PreviousResult",
     "PropertyValues",
     "QueryFacts",
     "ValueGrounding",
     "ValueLink",
     "apply_edits",
+    "asks_for_number",
+    "bind_reference",
     "check_query",
     "check_question",
     "check_values",
+    "count_as_list",
     "error_hint",
     "flip_relationship",
     "graph_index",
     "ground_values",
     "link_values",
     "looks_empty",
+    "previous_names",
     "query_facts",
+    "question_repairs",
     "question_thresholds",
+    "refers_to_previous",
     "render_links",
     "repair_query",
     "schema_grammar",

@@ -59,6 +59,8 @@ FindingCode = Literal[
     "engine_pitfall",
     "literal_type",
     "question_threshold",
+    "answer_shape",
+    "unbound_reference",
 ]
 FINDING_CODES: tuple[str, ...] = FindingCode.__args__  # type: ignore[attr-defined]
 """Every finding code, in the order the check reports them."""
@@ -1423,7 +1425,10 @@ def apply_edits(query: str, findings: Sequence[Finding]) -> tuple[str, list[Find
     """
     chosen: list[Finding] = []
     taken: list[tuple[int, int]] = []
-    for finding in sorted((f for f in findings if f.edit is not None), key=lambda f: f.edit.start):  # type: ignore[union-attr]
+    # (start, end): an insertion at the start of a replaced span goes first, so that it
+    # is applied after the replacement and lands in front of its text
+    edited = (f for f in findings if f.edit is not None)
+    for finding in sorted(edited, key=lambda f: (f.edit.start, f.edit.end)):  # type: ignore[union-attr]
         edit = finding.edit
         assert edit is not None
         if any(edit.start < end and start < edit.end for start, end in taken):

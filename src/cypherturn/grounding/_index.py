@@ -277,6 +277,31 @@ class GraphIndex:
             if len(v) >= 3 and lowered.startswith(v.lower() + " ")
         ]
 
+    def labels_holding(self, key: str, values: Iterable[str]) -> list[str]:
+        """The labels some node of which stores each of ``values`` under ``key``, sorted.
+
+        One engine query per label that has ``key``; ``[]`` without an engine or values.
+        """
+        wanted = sorted(set(values))
+        if self.engine is None or not wanted:
+            return []
+        found: list[str] = []
+        for label in sorted(self.label_keys):
+            if key not in self.label_keys[label]:
+                continue
+            prop = f"x.{quote_name(key)}"
+            try:
+                rows = self.engine.execute(
+                    f"MATCH (x:{quote_name(label)}) WHERE {prop} IN $v "
+                    f"RETURN count(DISTINCT {prop})",
+                    {"v": wanted},
+                ).rows
+            except QueryError:
+                continue
+            if rows and rows[0][0] == len(wanted):
+                found.append(label)
+        return found
+
     def _match(self, owner: str) -> str | None:
         if owner in self.label_keys:
             return f"MATCH (x:{quote_name(owner)})"

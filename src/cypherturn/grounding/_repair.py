@@ -26,8 +26,17 @@ from cypherturn.grounding._check import (
     check_values,
 )
 from cypherturn.grounding._index import GraphIndex
+from cypherturn.grounding._question import check_question
+from cypherturn.grounding._reference import PreviousResult, bind_reference
 
-__all__ = ["MAX_REPAIR_ROUNDS", "ValueGrounding", "ground_values", "looks_empty", "repair_query"]
+__all__ = [
+    "MAX_REPAIR_ROUNDS",
+    "ValueGrounding",
+    "ground_values",
+    "looks_empty",
+    "question_repairs",
+    "repair_query",
+]
 
 R = TypeVar("R")
 
@@ -62,6 +71,61 @@ def repair_query(
         query = repaired
         report = check_query(query, index)
     return query, repairs, report
+
+
+def _asked(
+    question: str,
+    query: str,
+    index: GraphIndex,
+    previous: PreviousResult | None,
+    *,
+    asked: bool,
+    reference: bool,
+) -> list[Finding]:
+    findings = check_question(question, query, index) if asked else []
+    bound = bind_reference(question, query, previous, index) if reference else None
+    return [*findings, bound] if bound is not None else findings
+
+
+def question_repairs(
+    query: str,
+    question: str,
+    index: GraphIndex,
+    *,
+    repair: bool = True,
+    previous: PreviousResult | None = None,
+    asked: bool = True,
+    reference: bool = False,
+) -> tuple[str, list[Finding], list[Finding]]:
+    """The checks of a query against its question, and their repairs, then a fresh schema repair round.
+
+    With ``asked``, :func:`~cypherturn.grounding.check_question` (a threshold the
+    query does not compare, a count where the question asks for no number) and, with
+    ``reference``, :func:`~cypherturn.grounding.bind_reference` (a follow-up that
+    refers to the previous result, a query that does not). With ``repair``
+    their edits are applied and the result goes through :func:`repair_query`.
+
+    Args:
+        query: the candidate Cypher (already through :func:`repair_query`).
+        question: the question it answers.
+        index: the graph's index.
+        repair: apply the edits (False: findings only).
+        previous: the previous turn's result, when it listed names of one label.
+        asked: run :func:`~cypherturn.grounding.check_question`.
+        reference: run the reference check.
+
+    Returns:
+        ``(query, repairs applied in order, findings left on the final query)``.
+    """
+    found = _asked(question, query, index, previous, asked=asked, reference=reference)
+    if not repair:
+        return query, [], found
+    repaired, applied = apply_edits(query, found)
+    if not applied:
+        return query, [], found
+    final, more, _ = repair_query(repaired, index)
+    left = _asked(question, final, index, previous, asked=asked, reference=reference)
+    return final, [*applied, *more], left
 
 
 def looks_empty(result: QueryResult) -> bool:

@@ -10,8 +10,9 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 
-from cypherturn.agent import ActionStep, TurnEnd
+from cypherturn.agent import ActionExecutor, ActionStep, TurnContext, TurnEnd
 from cypherturn.errors import ConfigError
+from cypherturn.grounding import previous_names
 from cypherturn.models import ChatMessage
 from cypherturn.protocols._env import SessionEnv
 from cypherturn.protocols._loop import run_action_loop, turn_end
@@ -23,6 +24,7 @@ from cypherturn.sessions import Session, Turn
 
 __all__ = [
     "HISTORY_RESULT_CHARS",
+    "agentic_context",
     "agentic_history",
     "agentic_system",
     "play_agentic",
@@ -94,6 +96,34 @@ def _inspect_for_model(env: SessionEnv, turn: int, remaining: int) -> ActionStep
         budget_remaining=remaining - 1,
         by_harness=True,
     )
+
+
+def agentic_context(
+    executor: ActionExecutor, turn: Turn, previous_answer: str | None
+) -> TurnContext:
+    """The turn's question and the previous result as the agent's own history has it.
+
+    Under the agentic protocol the history is the model's (§3.1): the previous
+    result is what the previous turn's prediction returns, when it lists names of
+    one label (:func:`~cypherturn.grounding.previous_names`).
+
+    Args:
+        executor: the session's action executor (runs the previous prediction).
+        turn: the current turn.
+        previous_answer: the previous turn's prediction (``None``: none).
+
+    Returns:
+        The :class:`~cypherturn.agent.TurnContext` for ``turn``.
+
+    Raises:
+        EngineConnectionError: the engine is unreachable.
+    """
+    previous = None
+    if previous_answer:
+        result = executor.result(previous_answer)
+        if result is not None:
+            previous = previous_names(result.columns, result.rows, executor.index)
+    return TurnContext(question=turn.utterance, previous=previous)
 
 
 def agentic_system(prompts: PromptSet, settings: ProtocolSettings) -> str:
@@ -199,7 +229,12 @@ def play_agentic(
             reply = simulator.reply(question, turn, asks_before=asks)
             return reply.text, reply.prompt_tokens + reply.completion_tokens
 
+        context = None
+        if settings.grounding.question or settings.grounding.reference:
+            answered = [o.predicted_cypher for o in (*prior, *outcomes)]
+            context = agentic_context(env.executor, turn, answered[-1] if answered else None)
         result = run_action_loop(
+            context=context,
             call=env.call,
             messages=messages,
             turn=turn.turn_index,

@@ -5,7 +5,8 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 
-from cypherturn.agent import TurnEnd, render_rows, render_schema
+from cypherturn.agent import TurnContext, TurnEnd, render_rows, render_schema
+from cypherturn.grounding import GraphIndex, previous_names
 from cypherturn.models import ChatMessage
 from cypherturn.protocols._env import SessionEnv
 from cypherturn.protocols._loop import AskHandler, run_action_loop, turn_end
@@ -18,6 +19,7 @@ __all__ = [
     "HISTORY_ROWS",
     "LAST_ACTION",
     "dependency_hint",
+    "guided_context",
     "guided_footer",
     "guided_history",
     "guided_reply",
@@ -107,6 +109,33 @@ def guided_history(
     return "Conversation so far:\n" + "\n\n".join(lines) + "\n\n"
 
 
+def guided_context(session: Session, turn: Turn, index: GraphIndex) -> TurnContext:
+    """The turn's question and the previous result as the guided history shows it.
+
+    The previous result is the preceding turn's gold result (the guided history's
+    oracle results, §3.1), taken only when the history shows every one of its
+    rows (:data:`HISTORY_ROWS`, or all of them before a CONTRAST turn) and they
+    are names of one label (:func:`~cypherturn.grounding.previous_names`): the
+    ``reference`` grounding part binds to nothing the model was not shown.
+
+    Args:
+        session: the session.
+        turn: the current turn.
+        index: the graph's grounding index (looks the names up).
+
+    Returns:
+        The :class:`~cypherturn.agent.TurnContext` for ``turn``.
+    """
+    previous = None
+    if turn.turn_index > 1:
+        prior = session.turns[turn.turn_index - 2]
+        gold = prior.gold_result
+        shown = len(gold.rows) <= HISTORY_ROWS or turn.chain_mode is ChainMode.CONTRAST
+        if shown:
+            previous = previous_names(gold.columns, gold.rows, index)
+    return TurnContext(question=turn.utterance, previous=previous)
+
+
 def dependency_hint(turn: Turn) -> str:
     """The note appended to a FIRST turn that builds on a specific earlier result ("" otherwise)."""
     if turn.depends_on is None or Phenomenon.FIRST not in turn.phenomena:
@@ -182,6 +211,9 @@ def play_guided(
             ChatMessage(role="user", content=text),
         ]
         result = run_action_loop(
+            context=guided_context(session, turn, env.executor.index)
+            if env.settings.grounding.question or env.settings.grounding.reference
+            else None,
             call=env.call,
             messages=messages,
             turn=turn.turn_index,

@@ -36,6 +36,7 @@ from cypherturn.agent import (
     AgentGrounding,
     Observation,
     ParseFailure,
+    TurnContext,
     TurnEnd,
     parse_action,
     parse_tool_call,
@@ -307,6 +308,7 @@ def run_action_loop(
     guards: bool = False,
     repeat_guard: bool = False,
     taken: Sequence[ActionStep] = (),
+    context: TurnContext | None = None,
 ) -> LoopResult:
     """Play one turn: up to ``max_actions`` steps, stopping at the first SUBMIT_ANSWER.
 
@@ -339,6 +341,8 @@ def run_action_loop(
             (``ActionStep.by_harness``); they open the turn's steps, count against
             ``max_actions``, and the model's first step is numbered after them. Their
             observations must already be in ``messages``.
+        context: the turn's question and previous result, for the ``question`` and
+            ``reference`` grounding parts.
 
     Returns:
         The :class:`LoopResult`; a context that outgrows the model's window ends
@@ -414,7 +418,7 @@ def run_action_loop(
                 else:
                     repeats[key] += 1
                     note = REPEATED.format(step=repeat_of) + note
-            update = _perform(parsed, executor, ask, asks, on_schema, grounding)
+            update = _perform(parsed, executor, ask, asks, on_schema, grounding, context)
             if repeat_of is not None:
                 update["repeat_of"] = repeat_of
             record = base.model_copy(update=update)
@@ -497,6 +501,7 @@ def _perform(
     asks: int,
     on_schema: Callable[[str], None] | None,
     grounding: AgentGrounding | None,
+    context: TurnContext | None = None,
 ) -> dict[str, object]:
     """The step fields an action sets (its payload and observation)."""
     fields: dict[str, object] = {
@@ -505,7 +510,7 @@ def _perform(
         "repaired": call.repaired,
     }
     if call.action is Action.SUBMIT_ANSWER:
-        obs = executor.submit_answer(call.payload, grounding)
+        obs = executor.submit_answer(call.payload, grounding, context)
         fields.update(observation=obs.text, execution_latency_s=obs.latency_s)
         return {**fields, **_grounded_fields(call, obs)}
     if call.action is Action.ASK_USER:
@@ -513,7 +518,7 @@ def _perform(
         fields.update(observation=f"User: {reply}", simulator_tokens=tokens)
         return fields
     if call.action is Action.EXECUTE_CYPHER:
-        obs = executor.execute_cypher(call.payload, grounding)
+        obs = executor.execute_cypher(call.payload, grounding, context)
         fields.update(_grounded_fields(call, obs))
     elif call.action is Action.INSPECT_SCHEMA:
         obs = executor.inspect_schema()

@@ -51,14 +51,13 @@ from cypherturn.grounding import (
     CheckReport,
     Finding,
     GraphIndex,
-    apply_edits,
     check_query,
-    check_question,
     error_hint,
     graph_index,
     ground_values,
     link_values,
     looks_empty,
+    question_repairs,
     render_links,
     repair_query,
     schema_grammar,
@@ -293,14 +292,14 @@ class GroundedStrategy:
             report = self._check(query, index) if query else CheckReport(parsed=False)
         findings = list(report.findings) if self.parts.check else []
         if (self.parts.check or self.parts.repair) and query:
-            asked = check_question(question, query)
-            if self.parts.repair:
-                repaired, applied = apply_edits(query, asked)
-                if applied:
-                    recheck = repair_query(repaired, index)
-                    query, repairs = recheck[0], [*repairs, *applied, *recheck[1]]
-                    findings = list(recheck[2].findings) if self.parts.check else []
-                    asked = check_question(question, query)
+            before = query
+            query, applied, asked = question_repairs(
+                query, question, index, repair=self.parts.repair
+            )
+            if applied:
+                repairs += applied
+                if self.parts.check and query != before:
+                    findings = list(check_query(query, index).findings)
             if self.parts.check:
                 findings += asked
         result: QueryResult | None = None

@@ -1,0 +1,241 @@
+"""Binding a follow-up's reference to the previous result: "those", "these", "their", "the ones".
+
+"What is the total capacity of the storehouses above?" refers to the rows the
+previous turn showed; Qwen2.5-Coder-1.5B answered it with
+``MATCH (n:Storehouse) RETURN sum(n.capacity)``, over every storehouse. When the
+question refers back (:func:`refers_to_previous`), the previous result is a list
+of names stored on one label (:func:`previous_names`), and the query ranges over
+that label without a condition on the name, :func:`bind_reference` restricts
+the variable to exactly those names, the query the chain note asks the model
+to write (``WHERE n.name IN [...]``, ``protocols/prompts/chain.v1.txt``).
+
+The check is textual and conservative: "the rest", "the others", "not among"
+(a complement), an ordinal ("the second one"), an earlier turn named ("from
+turn 3", "earlier") and a change of topic ("forget that") get nothing, and so
+does a query that already tests the variable's name.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from cypherturn.cypher import Token, TokenKind, tokenize
+from cypherturn.errors import CypherParseError
+from cypherturn.grounding._check import Edit, Finding
+from cypherturn.grounding._facts import query_facts
+from cypherturn.grounding._index import GraphIndex
+
+__all__ = [
+    "MAX_BOUND_NAMES",
+    "PreviousResult",
+    "bind_reference",
+    "previous_names",
+    "refers_to_previous",
+]
+
+MAX_BOUND_NAMES = 50
+"""A previous result with more names than this is not bound (the list would swamp the query)."""
+
+_REFERS = re.compile(
+    r"\b(those|these|them|their|theirs|the\s+ones|ones|above|last\s+result|just\s+listed|"
+    r"you\s+listed|previous\s+(?:answer|result|list)|of\s+them)\b",
+    re.IGNORECASE,
+)
+_NOT_BOUND = re.compile(
+    r"\b(forget|new\s+question|different\s+note|something\s+else|turn\s+\d+|earlier|going\s+back|"
+    r"when\s+i\s+asked|rest|others?|remaining|not\s+among|not\s+in|aren'?t|excluding|except|"
+    r"first|second|third|fourth|fifth|last\s+one|one\s+of)\b",
+    re.IGNORECASE,
+)
+_COMPARES = frozenset({"=", "<>", "=~", "IN", "STARTS", "ENDS", "CONTAINS"})
+_CLAUSES = frozenset({"MATCH", "OPTIONAL", "WITH", "RETURN", "UNWIND", "CALL", "UNION", "WHERE"})
+_WHERE_ENDS = frozenset(
+    {"MATCH", "OPTIONAL", "WITH", "RETURN", "UNWIND", "CALL", "UNION", "ORDER", "SKIP", "LIMIT"}
+)
+
+
+class PreviousResult(BaseModel):
+    """The names the previous turn's result listed, and the one label that stores them.
+
+    Attributes:
+        label: the label whose ``name`` property holds every one of ``names``.
+        names: the listed names, in the result's order (1 to :data:`MAX_BOUND_NAMES`).
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    label: str
+    names: list[str] = Field(min_length=1, max_length=MAX_BOUND_NAMES)
+
+
+def refers_to_previous(question: str) -> bool:
+    """Whether ``question`` builds on the whole previous result ("those", "their", "the ones", ...).
+
+    False for a complement ("the rest", "the others"), an ordinal ("the second
+    one"), a named earlier turn, and a change of topic.
+
+    Example:
+        >>> refers_to_previous("Their average age?"), refers_to_previous("The rest of them?")
+        (True, False)
+    """
+    return bool(_REFERS.search(question)) and not _NOT_BOUND.search(question)
+
+
+def previous_names(
+    columns: Sequence[str], rows: Sequence[Sequence[object]], index: GraphIndex
+) -> PreviousResult | None:
+    """The previous result as a :class:`PreviousResult`, when it is a list of names of one label.
+
+    Args:
+        columns: the result's column names.
+        rows: its rows (every row, as shown: a cut-short result is not a list of them).
+        index: the graph's index (its engine looks the names up).
+
+    Returns:
+        ``None`` unless the result has one column, 1 to :data:`MAX_BOUND_NAMES`
+        rows of strings, and exactly one label stores all of them as ``name``.
+    """
+    if len(columns) != 1 or not 0 < len(rows) <= MAX_BOUND_NAMES:
+        return None
+    names = [row[0] for row in rows if len(row) == 1 and isinstance(row[0], str)]
+    if len(names) != len(rows):
+        return None
+    labels = index.labels_holding("name", names)
+    return PreviousResult(label=labels[0], names=names) if len(labels) == 1 else None
+
+
+def _list_literal(names: Sequence[str]) -> str:
+    escaped = (n.replace("\\", "\\\\").replace("'", "\\'") for n in dict.fromkeys(names))
+    return "[" + ", ".join(f"'{n}'" for n in escaped) + "]"
+
+
+def _tests_name(tokens: Sequence[Token], var: str) -> bool:
+    """True when the query compares ``var.name`` with something (``=``, ``IN``, ``STARTS WITH``, ...)."""
+    for i in range(len(tokens) - 3):
+        a, dot, key, op = tokens[i : i + 4]
+        if (
+            a.kind is TokenKind.NAME
+            and a.text == var
+            and dot.is_punct(".")
+            and key.text == "name"
+            and (op.upper in _COMPARES)
+        ):
+            return True
+    return False
+
+
+def _clause_end(tokens: Sequence[Token], start: int, enders: frozenset[str]) -> int | None:
+    """Index of the first top-level token from ``start`` whose keyword is in ``enders``."""
+    depth = 0
+    for i in range(start, len(tokens)):
+        tok = tokens[i]
+        if tok.is_punct("(", "[", "{"):
+            depth += 1
+        elif tok.is_punct(")", "]", "}"):
+            depth -= 1
+        elif depth == 0 and tok.kind is TokenKind.NAME and tok.upper in enders:
+            before = tokens[i - 1] if i else None
+            if before is None or not (before.is_punct(".", ":") or before.is_name("AS")):
+                return i
+    return None
+
+
+def bind_reference(
+    question: str, query: str, previous: PreviousResult | None, index: GraphIndex
+) -> Finding | None:
+    """An ``unbound_reference`` finding: the question refers to the previous result, the query does not.
+
+    Fires when :func:`refers_to_previous` holds, ``previous`` is given, and the
+    query binds exactly one variable ``v`` of ``previous.label``, in a ``MATCH`` clause (not ``OPTIONAL``), in a query
+    without ``UNION``, and no variable of that label has its ``name`` compared with
+    anything. The edit adds ``v.name IN [<previous
+    names>]`` to that clause's ``WHERE`` (``WHERE v.name IN [...] AND (<its
+    condition>)``), or a ``WHERE`` holding only it.
+
+    Args:
+        question: the current question.
+        query: the candidate Cypher.
+        previous: the previous turn's result (:func:`previous_names`), ``None`` when
+            it is not a list of names.
+        index: the graph's index (labels and property keys).
+
+    Returns:
+        The finding with its edit, or ``None``.
+    """
+    if previous is None or not refers_to_previous(question):
+        return None
+    if "name" not in index.label_keys.get(previous.label, frozenset()):
+        return None
+    try:
+        facts = query_facts(query)
+        tokens = tokenize(query)
+    except CypherParseError:
+        return None
+    if len(facts.branches) != 1:
+        return None
+    nodes = sorted(
+        (
+            n
+            for n in facts.branches[0].nodes
+            if n.variable and any(label == previous.label for label, _ in n.labels)
+        ),
+        key=lambda n: n.start,
+    )
+    if not nodes:
+        return None
+    for other in nodes:
+        # the reference may already be written on another variable of the label
+        if any(key == "name" for key, _ in other.map_keys) or _tests_name(
+            tokens, other.variable or ""
+        ):
+            return None
+    if len({n.variable for n in nodes}) != 1:
+        return None  # "who do those people know?": which Person is meant is not clear
+    node = nodes[0]
+    var = node.variable
+    assert var is not None
+    at = next(i for i, t in enumerate(tokens) if t.start >= node.end)
+    clause = max(
+        (i for i, t in enumerate(tokens[:at]) if t.kind is TokenKind.NAME and t.upper in _CLAUSES),
+        default=None,
+    )
+    if clause is None or tokens[clause].upper != "MATCH":
+        return None
+    if clause > 0 and tokens[clause - 1].is_name("OPTIONAL"):
+        return None
+    names = _list_literal(previous.names)
+    bound = f"{var}.name IN {names}"
+    nxt = _clause_end(tokens, at, _CLAUSES)
+    if nxt is not None and tokens[nxt].upper == "WHERE":
+        end = _clause_end(tokens, nxt + 1, _WHERE_ENDS)
+        stop = tokens[end].start if end is not None else len(query.rstrip().rstrip(";").rstrip())
+        condition = query[tokens[nxt].end : stop].strip()
+        edit = Edit(
+            start=tokens[nxt].end,
+            end=stop,
+            replacement=f" {bound} AND ({condition})" + (" " if end is not None else ""),
+            reason=f"the question refers to the previous result, {len(previous.names)} "
+            f"{previous.label} names",
+        )
+    else:
+        where = tokens[nxt].start if nxt is not None else len(query.rstrip().rstrip(";").rstrip())
+        edit = Edit(
+            start=where,
+            end=where,
+            replacement=f"WHERE {bound} " if nxt is not None else f" WHERE {bound}",
+            reason=f"the question refers to the previous result, {len(previous.names)} "
+            f"{previous.label} names",
+        )
+    return Finding(
+        code="unbound_reference",
+        message=(
+            f"the question refers to the previous result ({len(previous.names)} "
+            f"{previous.label} names), but the query ranges over every {previous.label}; "
+            f"restrict it: WHERE {bound}"
+        ),
+        span=(node.start, node.end),
+        edit=edit,
+    )
