@@ -209,6 +209,10 @@ def test_a_value_stored_under_several_labels_keeps_the_one_the_question_names(
         ("What is their total age?", True),
         ("Which person is the oldest?", True),
         ("How much cities is that?", True),
+        ("No. of people older than 40?", True),
+        ("How often does gender F occur?", True),
+        ("Is anyone older than 45?", True),
+        ("Which bureaus have a headcount above 130?", False),  # a property, not a count
         ("Which people are female?", False),
         ("list all officers", False),
         ("the crimes that Ada is party to", False),

@@ -31,6 +31,10 @@ PEOPLE = PreviousResult(label="Person", names=["Ada", "Alan"])
         ("the crimes of the second one in your answer from turn 3", False),
         ("Forget that. Which officers are there?", False),
         ("Which people are female?", False),
+        ("Which people are aged above 40?", False),  # a comparative, not "the X above"
+        ("the people listed above", True),
+        ("What about the ones who are male?", False),  # a new condition, not a subset
+        ("Which of them instead?", False),
     ],
 )
 def test_which_questions_refer_to_the_whole_previous_result(question: str, refers: bool) -> None:
@@ -117,6 +121,24 @@ def test_a_follow_up_is_bound_to_the_previous_names(
             "MATCH (p:Person) RETURN p.age UNION MATCH (p:Person) RETURN p.age",
             PEOPLE,
         ),
+        (
+            "Who knows them?",  # the reference is written on the unlabelled end
+            "MATCH (p:Person)-[:KNOWS]->(q) WHERE q.name IN ['Ada', 'Alan'] RETURN p.name",
+            PEOPLE,
+        ),
+        (
+            "Who do those people know?",  # KNOWS joins Person to Person: p may be the ones meant
+            "MATCH (p)-[:KNOWS]->(q:Person) RETURN q.name",
+            PEOPLE,
+        ),
+        (
+            "Their crimes?",  # a comment could swallow the moved condition
+            "MATCH (p:Person)-[:PARTY_TO]->(c:Crime)\nWHERE c.type = 'Burglary' // only\n"
+            "RETURN c.id",
+            PEOPLE,
+        ),
+        ("Their ages?", "MATCH (`the p`:Person) RETURN `the p`.age", PEOPLE),
+        ("Their youngest?", "MATCH (p:Person) ORDER BY p.age LIMIT 1", PEOPLE),
     ],
 )
 def test_no_binding_where_the_reference_is_not_clear_or_already_written(

@@ -89,6 +89,16 @@ def _numbers_in(text: str) -> set[float]:
     return found | {float(_NUMBER_WORDS[w]) for w in words if w in _NUMBER_WORDS}
 
 
+def _compares(phrase: str, number: float, compared: set[float]) -> bool:
+    """Whether the query compares the stated number: itself, one off (``> 5`` as ``>= 6``), or a
+    value the question rounded ("at most 13489.2" for ``<= 13489.18``)."""
+    decimals = re.search(r"\.(\d+)", phrase)
+    tolerance = 0.5 * 10 ** -len(decimals.group(1)) if decimals else 0.0
+    return any(
+        c in (number - 1, number + 1) or abs(c - number) <= tolerance + 1e-9 for c in compared
+    )
+
+
 def check_question(question: str, query: str, index: GraphIndex | None = None) -> list[Finding]:
     """Findings for thresholds the question states and the query does not compare with.
 
@@ -118,19 +128,18 @@ def check_question(question: str, query: str, index: GraphIndex | None = None) -
     final = _final_limit(query)
     for phrase, number in thresholds:
         if (
-            number in limits
+            final is not None
+            and final[2] == number
             and number not in outside
-            and {number, number - 1, number + 1} & compared
+            and _compares(phrase, number, compared)
         ):
             shown = f"{number:g}"
-            edit = None
-            if final is not None and final[2] == number:
-                edit = Edit(
-                    start=final[0],
-                    end=final[1],
-                    replacement="",
-                    reason=f"the question asks for every row {phrase}, not the first {shown}",
-                )
+            dropped = Edit(
+                start=final[0],
+                end=final[1],
+                replacement="",
+                reason=f"the question asks for every row {phrase}, not the first {shown}",
+            )
             findings.append(
                 Finding(
                     code="question_threshold",
@@ -138,11 +147,11 @@ def check_question(question: str, query: str, index: GraphIndex | None = None) -
                         f"the question asks for every row with {phrase!r}, but LIMIT {shown} "
                         f"keeps only {shown} of them; drop the LIMIT"
                     ),
-                    edit=edit,
+                    edit=dropped,
                 )
             )
     for phrase, number in thresholds:
-        if {number, number - 1, number + 1} & compared:
+        if _compares(phrase, number, compared):
             continue
         shown = f"{number:g}"
         message = f"the question asks for {phrase!r}, but the query compares nothing with {shown}"
@@ -167,7 +176,8 @@ _NUMBER_ASKED = re.compile(
     r"\b(how\s+many|how\s+much|numbers?|counts?|counting|counted|tally|totals?|totalling|sum|"
     r"add(?:s|ed)?\s+up|average|avg|mean|median|highest|lowest|maximum|minimum|max|min|most|"
     r"least|largest|smallest|biggest|greatest|top|bottom|oldest|youngest|newest|earliest|"
-    r"latest|longest|shortest|richest|poorest|ratio|percent(?:age)?|proportion|share)\b",
+    r"latest|longest|shortest|richest|poorest|ratio|percent(?:age)?|proportion|share|"
+    r"how\s+often|frequen\w*|is\s+there|is\s+anyone|are\s+any)\b|\bno\.\s*of\b",
     re.IGNORECASE,
 )
 """Words with which a question asks for a number or a ranking: where one occurs,

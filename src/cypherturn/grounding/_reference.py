@@ -40,14 +40,14 @@ MAX_BOUND_NAMES = 50
 """A previous result with more names than this is not bound (the list would swamp the query)."""
 
 _REFERS = re.compile(
-    r"\b(those|these|them|their|theirs|the\s+ones|ones|above|last\s+result|just\s+listed|"
-    r"you\s+listed|previous\s+(?:answer|result|list)|of\s+them)\b",
+    r"\b(those|these|them|their|theirs|the\s+ones|ones|above(?!\s*[-+]?\d)|last\s+result|"
+    r"just\s+listed|you\s+listed|previous\s+(?:answer|result|list)|of\s+them)\b",
     re.IGNORECASE,
 )
 _NOT_BOUND = re.compile(
     r"\b(forget|new\s+question|different\s+note|something\s+else|turn\s+\d+|earlier|going\s+back|"
     r"when\s+i\s+asked|rest|others?|remaining|not\s+among|not\s+in|aren'?t|excluding|except|"
-    r"first|second|third|fourth|fifth|last\s+one|one\s+of)\b",
+    r"first|second|third|fourth|fifth|last\s+one|one\s+of|what\s+about|how\s+about|instead)\b",
     re.IGNORECASE,
 )
 _COMPARES = frozenset({"=", "<>", "=~", "IN", "STARTS", "ENDS", "CONTAINS"})
@@ -112,19 +112,15 @@ def _list_literal(names: Sequence[str]) -> str:
     return "[" + ", ".join(f"'{n}'" for n in escaped) + "]"
 
 
-def _tests_name(tokens: Sequence[Token], var: str) -> bool:
-    """True when the query compares ``var.name`` with something (``=``, ``IN``, ``STARTS WITH``, ...)."""
+def _named_variables(tokens: Sequence[Token]) -> set[str]:
+    """The variables whose ``name`` the query compares with something (``=``, ``IN``, ...)."""
+    named: set[str] = set()
     for i in range(len(tokens) - 3):
         a, dot, key, op = tokens[i : i + 4]
-        if (
-            a.kind is TokenKind.NAME
-            and a.text == var
-            and dot.is_punct(".")
-            and key.text == "name"
-            and (op.upper in _COMPARES)
-        ):
-            return True
-    return False
+        named_key = a.kind is TokenKind.NAME and dot.is_punct(".") and key.text == "name"
+        if named_key and op.upper in _COMPARES:
+            named.add(a.text)
+    return named
 
 
 def _clause_end(tokens: Sequence[Token], start: int, enders: frozenset[str]) -> int | None:
@@ -169,6 +165,8 @@ def bind_reference(
         return None
     if "name" not in index.label_keys.get(previous.label, frozenset()):
         return None
+    if "//" in query or "/*" in query:
+        return None  # a comment could swallow the text the edit moves
     try:
         facts = query_facts(query)
         tokens = tokenize(query)
@@ -176,27 +174,35 @@ def bind_reference(
         return None
     if len(facts.branches) != 1:
         return None
+    branch = facts.branches[0]
+    label = previous.label
     nodes = sorted(
-        (
-            n
-            for n in facts.branches[0].nodes
-            if n.variable and any(label == previous.label for label, _ in n.labels)
-        ),
+        (n for n in branch.nodes if n.variable and any(name == label for name, _ in n.labels)),
         key=lambda n: n.start,
     )
-    if not nodes:
-        return None
-    for other in nodes:
-        # the reference may already be written on another variable of the label
-        if any(key == "name" for key, _ in other.map_keys) or _tests_name(
-            tokens, other.variable or ""
-        ):
-            return None
-    if len({n.variable for n in nodes}) != 1:
+    if not nodes or len({n.variable for n in nodes}) != 1:
         return None  # "who do those people know?": which Person is meant is not clear
     node = nodes[0]
     var = node.variable
     assert var is not None
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", var):
+        return None
+    # the reference may already be written, on a node of the label or an unlabelled one
+    for other in branch.nodes:
+        own = {name for name, _ in other.labels}
+        if (not own or label in own) and any(key == "name" for key, _ in other.map_keys):
+            return None
+    for named in _named_variables(tokens):
+        given = branch.labels_of(named)
+        if not given or label in given:
+            return None
+    # (a)-[:KNOWS]->(b:Person), KNOWS from Person to Person: a may be the people meant
+    triples = index.triples()
+    for rel in branch.relationships:
+        if any((label, t, label) in triples for t, _ in rel.types) and not (
+            rel.left.labels and rel.right.labels
+        ):
+            return None
     at = next(i for i, t in enumerate(tokens) if t.start >= node.end)
     clause = max(
         (i for i, t in enumerate(tokens[:at]) if t.kind is TokenKind.NAME and t.upper in _CLAUSES),
@@ -220,12 +226,14 @@ def bind_reference(
             reason=f"the question refers to the previous result, {len(previous.names)} "
             f"{previous.label} names",
         )
+    elif nxt is None:
+        return None  # nothing follows the MATCH: not a query a WHERE can be added to
     else:
-        where = tokens[nxt].start if nxt is not None else len(query.rstrip().rstrip(";").rstrip())
+        where = tokens[nxt].start
         edit = Edit(
             start=where,
             end=where,
-            replacement=f"WHERE {bound} " if nxt is not None else f" WHERE {bound}",
+            replacement=f"WHERE {bound} ",
             reason=f"the question refers to the previous result, {len(previous.names)} "
             f"{previous.label} names",
         )
