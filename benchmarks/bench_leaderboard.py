@@ -19,10 +19,11 @@ re-evaluated the whole conversation while the simulator shared the agent's llama
 ``--play`` first plays ``--bench`` on ``--sessions stratified:3`` (3 sessions per
 world, personas and phenomena balanced) into ``--out`` with the harness of the
 best-measured row of its protocol (explicit framing, decoding guards, output note, repeat
-guard; guided runs also the chain note, the last-action note and grounding on, row P;
-agentic runs grounding off and ``--variant persistent_schema --schema-first``, row I),
+guard; guided runs also the chain note, the last-action note and every grounding part,
+the question and reference parts included, row S; agentic runs grounding off and
+``--variant persistent_schema --schema-first``, row I),
 through the ``cypherturn bench run`` command a user would type; a killed run resumes.
-About 30 minutes a guided run of the 1.5B model on 2 cores, 78 minutes an agentic x3 one.
+About 30-40 minutes a guided run of the 1.5B model on 2 cores, 78 minutes an agentic x3 one.
 """
 
 from __future__ import annotations
