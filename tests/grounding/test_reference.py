@@ -35,6 +35,7 @@ PEOPLE = PreviousResult(label="Person", names=["Ada", "Alan"])
         ("the people listed above", True),
         ("What about the ones who are male?", False),  # a new condition, not a subset
         ("Which of them instead?", False),
+        ("the crimes of the one of those people who is the oldest", True),
     ],
 )
 def test_which_questions_refer_to_the_whole_previous_result(question: str, refers: bool) -> None:

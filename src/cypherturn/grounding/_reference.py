@@ -47,7 +47,7 @@ _REFERS = re.compile(
 _NOT_BOUND = re.compile(
     r"\b(forget|new\s+question|different\s+note|something\s+else|turn\s+\d+|earlier|going\s+back|"
     r"when\s+i\s+asked|rest|others?|remaining|not\s+among|not\s+in|aren'?t|excluding|except|"
-    r"first|second|third|fourth|fifth|last\s+one|one\s+of|what\s+about|how\s+about|instead)\b",
+    r"first|second|third|fourth|fifth|last\s+one|what\s+about|how\s+about|instead)\b",
     re.IGNORECASE,
 )
 _COMPARES = frozenset({"=", "<>", "=~", "IN", "STARTS", "ENDS", "CONTAINS"})
