@@ -140,6 +140,7 @@ def test_a_follow_up_is_bound_to_the_previous_names(
         ),
         ("Their ages?", "MATCH (`the p`:Person) RETURN `the p`.age", PEOPLE),
         ("Their youngest?", "MATCH (p:Person) ORDER BY p.age LIMIT 1", PEOPLE),
+        ("Their ages?", "MATCH (p:Person)", PEOPLE),
     ],
 )
 def test_no_binding_where_the_reference_is_not_clear_or_already_written(

@@ -203,7 +203,9 @@ def bind_reference(
             rel.left.labels and rel.right.labels
         ):
             return None
-    at = next(i for i, t in enumerate(tokens) if t.start >= node.end)
+    at = next((i for i, t in enumerate(tokens) if t.start >= node.end), None)
+    if at is None:
+        return None  # nothing follows the pattern
     clause = max(
         (i for i, t in enumerate(tokens[:at]) if t.kind is TokenKind.NAME and t.upper in _CLAUSES),
         default=None,
