@@ -136,3 +136,19 @@ def test_the_question_and_reference_parts_read_the_turn_context(heroes: GraphEng
     assert [f.code for f in bound.repairs] == ["unbound_reference"]
     flagged = executor.submit_answer(members, AgentGrounding(reference=True), asked)
     assert flagged.query is None and [f.code for f in flagged.findings] == ["unbound_reference"]
+
+
+def test_a_long_repair_is_shown_once_in_the_observation(heroes: GraphEngine) -> None:
+    # the agentic history keeps every note: a bound list of names is quoted only in the query
+    names = ["Iron Circle", *(f"Guild {i}" for i in range(29))]
+    context = TurnContext(
+        question="Which heroes are members of those guilds?",
+        previous=PreviousResult(label="Guild", names=names),
+    )
+    members = "MATCH (h:Hero)-[:MEMBER_OF]->(g:Guild) RETURN DISTINCT h.name AS name"
+    obs = ActionExecutor(heroes).execute_cypher(
+        members, AgentGrounding(repair=True, reference=True), context
+    )
+    assert obs.query is not None and "'Guild 28'" in obs.query
+    assert obs.text.count("'Guild 28'") == 1
+    assert "restrict g to those names" in obs.text

@@ -131,6 +131,12 @@ def render_schema(schema: GraphSchema) -> str:
     return "\n".join(lines)
 
 
+NOTE_REPLACEMENT_CHARS = 80
+"""A repair's replacement text longer than this is not quoted in the observation's note (the
+repaired query follows it): under the agentic protocol every note stays in the history, and a
+bound list of 30 names quoted three times ran Qwen2.5-Coder-1.5B's 4,096-token context out."""
+
+
 def _quote(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
 
@@ -429,7 +435,10 @@ def _grounding_notes(
         lines.append(f"The harness repaired your query before {done} it:")
         for finding in repairs:
             assert finding.edit is not None
-            lines.append(f"- {finding.message} (changed to {finding.edit.replacement!r})")
+            change = finding.edit.replacement
+            # a long replacement (a list of names) is in the query shown below: once is enough
+            shown = f" (changed to {change!r})" if len(change) <= NOTE_REPLACEMENT_CHARS else ""
+            lines.append(f"- {finding.message}{shown}")
         if query != original:
             lines.append(f"The query {'submitted' if submit else 'that ran'}: {query}")
     if hint:

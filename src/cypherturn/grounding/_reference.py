@@ -244,7 +244,7 @@ def bind_reference(
         message=(
             f"the question refers to the previous result ({len(previous.names)} "
             f"{previous.label} names), but the query ranges over every {previous.label}; "
-            f"restrict it: WHERE {bound}"
+            f"restrict {var} to those names: WHERE {var}.name IN [...]"
         ),
         span=(node.start, node.end),
         edit=edit,
