@@ -132,6 +132,7 @@ def _cypherturn(args: list[str], home: Path) -> subprocess.CompletedProcess[str]
         (["ask", "q", "--graph", "atlantis", "--model", "replay:/nonexistent.json"], "error"),
         (["ask", "q", "--graph", "atlantis"], "not a known world"),
         (["ask", "q", "--model", "default", "--base-url", "http://127.0.0.1:9"], "--base-url"),
+        (["ask", "q", "--model", "openai:m", "--n-ctx", "8192"], "--n-ctx"),
         (["ask", "q", "--strategy", "best"], "unknown strategy"),
         (["ask", "q", "--model", "llama:7b"], "unknown model spec"),
         (["ask", "q", "--engine", "bolt://127.0.0.1:1"], "error"),

@@ -303,9 +303,24 @@ def test_changed_config_is_refused(heroes: GraphEngine, tmp_path: Path) -> None:
         _run(heroes, sessions, model, out, AGENTIC3)
     with pytest.raises(ConfigError, match="changed: model 'replay:a' -> 'replay:b'"):
         _run(heroes, sessions, ReplayChatModel([], spec="replay:b"), out, GUIDED)
+    with pytest.raises(ConfigError, match="changed: n_ctx None -> 8192"):
+        _run(heroes, sessions, model, out, GUIDED, n_ctx=8192)
     edited = sessions[0].model_copy(update={"persona": Persona.STUDENT})
     with pytest.raises(ConfigError, match="changed since"):
         _run(heroes, [edited], model, out, GUIDED)
+
+
+def test_context_window_is_recorded_only_when_set(heroes: GraphEngine, tmp_path: Path) -> None:
+    sessions = _sessions(heroes, 1)
+    _run(heroes, sessions, ReplayChatModel([SUBMIT] * 4, spec="replay:a"), tmp_path / "a", GUIDED)
+    assert "n_ctx" not in (tmp_path / "a" / CONFIG_FILE).read_text(encoding="utf-8")
+    out = tmp_path / "b"
+    model = ReplayChatModel([SUBMIT] * 4, spec="replay:a")
+    _run(heroes, sessions, model, out, GUIDED, n_ctx=8192)
+    stored = RunConfig.model_validate_json((out / CONFIG_FILE).read_text(encoding="utf-8"))
+    assert stored.n_ctx == 8192
+    again = _run(heroes, sessions, ReplayChatModel([], spec="replay:a"), out, GUIDED, n_ctx=8192)
+    assert (again.resumed, again.played) == (1, 0)
 
 
 def test_endpoint_500s_then_success(heroes: GraphEngine, tmp_path: Path) -> None:

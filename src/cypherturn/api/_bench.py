@@ -596,6 +596,7 @@ def run_benchmark(
             settings=settings,
             out_dir=config.out_dir,
             sim_model=simulator,
+            n_ctx=config.model_options.get("n_ctx"),
             concurrency=config.concurrency,
             on_session=finished,
             on_turn=on_turn,

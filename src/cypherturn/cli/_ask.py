@@ -24,6 +24,7 @@ from cypherturn.cli._exit import ExitCode
 from cypherturn.cli._options import (
     BaseUrlOpt,
     BudgetOpt,
+    ContextOpt,
     DataPathOpt,
     EngineOpt,
     ModelOptions,
@@ -77,6 +78,7 @@ def ask(
     budget: BudgetOpt = 5,
     model: ModelOptions = "default",
     base_url: BaseUrlOpt = None,
+    n_ctx: ContextOpt = None,
     temperature: TemperatureOpt = None,
     seed: int | None = typer.Option(
         None, "--seed", help="Base sampling seed, for a reproducible run."
@@ -113,7 +115,7 @@ def ask(
         strategy=strategy,
         budget=budget,
         model=model,
-        model_options=model_options(model, base_url),
+        model_options=model_options(model, base_url, n_ctx),
         temperature=temperature,
         seed=seed,
         timeout_s=timeout,

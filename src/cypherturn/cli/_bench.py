@@ -22,7 +22,7 @@ from rich.table import Table
 from cypherturn import api
 from cypherturn.cli._app import console
 from cypherturn.cli._exit import ExitCode
-from cypherturn.cli._options import BaseUrlOpt, EngineOpt, ModelOptions, model_options
+from cypherturn.cli._options import BaseUrlOpt, ContextOpt, EngineOpt, ModelOptions, model_options
 from cypherturn.records import TurnRecord, TurnScore
 from cypherturn.runner import SessionResult, SessionStatus
 from cypherturn.sessions import (
@@ -343,6 +343,7 @@ def run_command(
     ] = 1,
     engine: EngineOpt = None,
     base_url: BaseUrlOpt = None,
+    n_ctx: ContextOpt = None,
     temperature: Annotated[
         float, typer.Option("--temperature", "-t", min=0.0, help="Sampling temperature.")
     ] = 0.0,
@@ -454,7 +455,7 @@ def run_command(
         benchmark=benchmark,
         out_dir=out,
         model=model,
-        model_options=model_options(model, base_url),
+        model_options=model_options(model, base_url, n_ctx),
         protocol=protocol,
         budget=budget,
         variant=variant,

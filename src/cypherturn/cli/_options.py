@@ -13,6 +13,7 @@ from cypherturn.models import MODEL_PACKS, ensure_model_file, resolve_model_spec
 __all__ = [
     "BaseUrlOpt",
     "BudgetOpt",
+    "ContextOpt",
     "DataPathOpt",
     "EngineOpt",
     "ModelOptions",
@@ -36,6 +37,16 @@ EngineOpt = Annotated[
 BaseUrlOpt = Annotated[
     str | None,
     typer.Option("--base-url", help="Base URL of an OpenAI-compatible endpoint (openai: models)."),
+]
+
+ContextOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--n-ctx",
+        min=256,
+        help="Context window of a local (GGUF) model, tokens (default 4096; capped at the "
+        "model's training context).",
+    ),
 ]
 
 BudgetOpt = Annotated[
@@ -99,14 +110,25 @@ ModelOptions = Annotated[
 ]
 
 
-def model_options(model: str, base_url: str | None) -> dict[str, Any]:
+def model_options(model: str, base_url: str | None, n_ctx: int | None = None) -> dict[str, Any]:
     """Keyword options for ``load_model`` from the command-line flags that apply to ``model``.
 
+    Args:
+        model: the model spec.
+        base_url: ``--base-url`` (``openai:`` models).
+        n_ctx: ``--n-ctx``, tokens (local models: packs, ``default``, ``gguf:``).
+
     Raises:
-        ConfigError: ``--base-url`` given for a model that is not ``openai:``.
+        ConfigError: ``--base-url`` given for a model that is not ``openai:``, or
+            ``--n-ctx`` for one that is not local.
     """
-    if base_url is None:
-        return {}
-    if not model.startswith("openai:"):
-        raise ConfigError(f"--base-url applies to openai: models only, not to {model!r}")
-    return {"base_url": base_url}
+    options: dict[str, Any] = {}
+    if base_url is not None:
+        if not model.startswith("openai:"):
+            raise ConfigError(f"--base-url applies to openai: models only, not to {model!r}")
+        options["base_url"] = base_url
+    if n_ctx is not None:
+        if model.startswith(("openai:", "replay:")):
+            raise ConfigError(f"--n-ctx applies to local (GGUF) models only, not to {model!r}")
+        options["n_ctx"] = n_ctx
+    return options

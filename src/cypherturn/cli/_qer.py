@@ -21,7 +21,7 @@ from rich.table import Table
 from cypherturn import api
 from cypherturn.cli._app import console
 from cypherturn.cli._exit import ExitCode
-from cypherturn.cli._options import BaseUrlOpt, EngineOpt, ModelOptions, model_options
+from cypherturn.cli._options import BaseUrlOpt, ContextOpt, EngineOpt, ModelOptions, model_options
 from cypherturn.errors import ConfigError
 from cypherturn.experiments import (
     DATASETS,
@@ -106,6 +106,7 @@ def run_command(
     ] = 512,
     model: ModelOptions = "default",
     base_url: BaseUrlOpt = None,
+    n_ctx: ContextOpt = None,
     prompt: Annotated[
         str,
         typer.Option(
@@ -161,7 +162,7 @@ def run_command(
             row_cap=row_cap,
         ),
         out_dir=out,
-        model_options=model_options(model, base_url),
+        model_options=model_options(model, base_url, n_ctx),
         question_dir=question_dir,
         engine_url=engine,
         concurrency=concurrency,
@@ -246,6 +247,7 @@ def questions_command(
     ] = 5,
     model: ModelOptions = "default",
     base_url: BaseUrlOpt = None,
+    n_ctx: ContextOpt = None,
     seed: Annotated[int, typer.Option("--seed", help="Sampling seed.")] = 0,
     out: Annotated[
         Path | None, typer.Option("--out", "-o", help="Folder to write <dataset>.json sets into.")
@@ -261,7 +263,7 @@ def questions_command(
         generate=generate,
         count=count,
         model=model,
-        model_options=model_options(model, base_url) if generate else {},
+        model_options=model_options(model, base_url, n_ctx) if generate else {},
         seed=seed,
         out=out,
         engine_url=engine,

@@ -21,9 +21,16 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    ValidationError,
+    model_serializer,
+)
 
 from cypherturn.errors import ConfigError, DatasetError
 from cypherturn.graph import GraphEngine, GraphSchema
@@ -89,6 +96,10 @@ class RunConfig(BaseModel):
         run_id: the run's identifier.
         model: the evaluated model's spec.
         sim_model: the user simulator's model spec (agentic; ``None``: the evaluated model).
+        n_ctx: the context window, tokens, the evaluated local model was loaded with
+            when the run set one (``--n-ctx``); ``None``: the model's default
+            (4,096 for GGUF models). Left out of the stored configuration and of the
+            digest while ``None``, so runs recorded before it existed still resume.
         settings: protocol settings.
         prompt_version: the prompt files' version.
         prompt_digest: digest of the prompt texts.
@@ -100,6 +111,7 @@ class RunConfig(BaseModel):
     run_id: str = Field(min_length=1)
     model: str
     sim_model: str | None = None
+    n_ctx: int | None = Field(default=None, ge=1)
     settings: ProtocolSettings
     prompt_version: int
     prompt_digest: str
@@ -116,6 +128,13 @@ class RunConfig(BaseModel):
             else None
         )
         return hashlib.sha256(self.model_dump_json(exclude=exclude).encode()).hexdigest()[:16]
+
+    @model_serializer(mode="wrap")
+    def _compact(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        if self.n_ctx is None:
+            data.pop("n_ctx", None)
+        return data
 
 
 class RunSummary(BaseModel):
@@ -279,6 +298,7 @@ def run_benchmark(
     out_dir: Path,
     run_id: str | None = None,
     sim_model: ChatModel | None = None,
+    n_ctx: int | None = None,
     concurrency: int = 1,
     prompts: PromptSet | None = None,
     on_session: Callable[[SessionResult], None] | None = None,
@@ -294,6 +314,8 @@ def run_benchmark(
         out_dir: the run directory.
         run_id: the run identifier (default: the directory's name).
         sim_model: the user simulator's model (default: ``model``).
+        n_ctx: the context window ``model`` was loaded with when the caller set one,
+            tokens; recorded in the configuration (:attr:`RunConfig.n_ctx`).
         concurrency: sessions played at once (threads).
         prompts: the prompt set (default: the packaged current version).
         on_session: called in the calling thread after each session, resumed ones
@@ -320,6 +342,7 @@ def run_benchmark(
         run_id=run_id or out_dir.name or "run",
         model=model.spec,
         sim_model=sim_model.spec if sim_model is not None else None,
+        n_ctx=n_ctx,
         settings=settings,
         prompt_version=prompts.version,
         prompt_digest=prompts.digest(
