@@ -8,7 +8,13 @@ from typing import Any
 import pytest
 import yaml
 
-from cypherturn.agent import ActionCall, ParseFailure, parse_action, split_reasoning
+from cypherturn.agent import (
+    ActionCall,
+    ParseFailure,
+    parse_action,
+    salvage_runaway,
+    split_reasoning,
+)
 from cypherturn.records import Action
 
 CASES: list[dict[str, Any]] = yaml.safe_load(
@@ -18,7 +24,7 @@ CASES: list[dict[str, Any]] = yaml.safe_load(
 
 @pytest.mark.parametrize("case", CASES, ids=[str(i) for i in range(len(CASES))])
 def test_parse_case(case: dict[str, Any]) -> None:
-    parsed = parse_action(case["reply"])
+    parsed = parse_action(case["reply"], ended=case.get("ended", False))
     if "error" in case:
         assert isinstance(parsed, ParseFailure)
         assert case["error"] in parsed.message
@@ -34,3 +40,47 @@ def test_split_reasoning_returns_both_parts() -> None:
     answer, reasoning = split_reasoning("<think>plan</think> the answer")
     assert answer == "the answer"
     assert reasoning == "<think>plan</think>"
+
+
+RUNAWAY = (
+    '{"action": "EXECUTE_CYPHER", "input": "MATCH (i:Invoice) WHERE i.status = \'paid\' '
+    "RETURN DISTINCT i.name AS name, coalesce(i.due, i.issued) AS due, i.status AS status, "
+    "coalesce(i.due, i.issued) AS due, i.status AS status, coalesce(i.due, i.iss"
+)
+
+
+@pytest.mark.parametrize(
+    ("reply", "payload"),
+    [
+        (
+            RUNAWAY,
+            "MATCH (i:Invoice) WHERE i.status = 'paid' RETURN DISTINCT i.name AS name, "
+            "coalesce(i.due, i.issued) AS due, i.status AS status",
+        ),
+        (
+            '```json\n{"action": "SUBMIT_ANSWER", "input": "MATCH (n) WITH n.a AS a, n.a AS a, n',
+            "MATCH (n) WITH n.a AS a",
+        ),
+        # the repeat is in a list, not in the projection: the query would be truncated
+        (
+            '{"action": "EXECUTE_CYPHER", "input": "MATCH (n) WHERE n.name IN [\'a\', \'a\', \'a',
+            None,
+        ),
+        # a projection that was cut before repeating: truncated, not a runaway
+        ('{"action": "EXECUTE_CYPHER", "input": "MATCH (n) RETURN n.a AS a, n.b AS b, n.c', None),
+        # not a Cypher action
+        ('{"action": "ASK_USER", "input": "RETURN n.a, n.a, n.a', None),
+        # a closed object is the parser's to read, not a runaway
+        ('{"action": "EXECUTE_CYPHER", "input": "MATCH (n) RETURN n.a, n.a, n.b"}', None),
+    ],
+)
+def test_salvage_runaway(reply: str, payload: str | None) -> None:
+    salvaged = salvage_runaway(reply)
+    if payload is None:
+        assert salvaged is None
+    else:
+        assert salvaged == ActionCall(
+            action=salvaged.action if salvaged else Action.EXECUTE_CYPHER,
+            payload=payload,
+            repaired=True,
+        )

@@ -365,9 +365,9 @@ def test_the_repeat_guard_notes_a_repeat_samples_after_it_and_ends_a_stuck_turn(
 def test_the_repeat_guard_ends_a_turn_at_the_third_identical_unreadable_reply(
     session: Session, heroes: GraphEngine
 ) -> None:
-    runaway = '{"action": "EXECUTE_CYPHER", "input": "MATCH (n) WHERE n.name IN [\'a\', \'a\', \'a'
+    runaway = "```json\n{"
     replies = [
-        # turn 1: a query, then the same runaway reply three times
+        # turn 1: a query, then the same unreadable reply three times
         act("EXECUTE_CYPHER", WRONG),
         *[runaway] * 3,
         # turn 2: three different unreadable replies are not a repeat, then a submission

@@ -15,7 +15,13 @@ from cypherturn.agent._observe import (
     render_rows,
     render_schema,
 )
-from cypherturn.agent._parse import ActionCall, ParseFailure, parse_action, split_reasoning
+from cypherturn.agent._parse import (
+    ActionCall,
+    ParseFailure,
+    parse_action,
+    salvage_runaway,
+    split_reasoning,
+)
 from cypherturn.agent._simulator import (
     FALLBACK_REPLY,
     IMPATIENCE_AFTER,
@@ -53,6 +59,7 @@ __all__ = [
     "parse_tool_call",
     "render_rows",
     "render_schema",
+    "salvage_runaway",
     "schema_terms",
     "split_reasoning",
     "tool_definitions",

@@ -41,10 +41,10 @@ from typing import Any
 import json_repair
 from pydantic import BaseModel, ConfigDict
 
-from cypherturn.cypher import unescape_markdown
+from cypherturn.cypher import runaway_projection_end, unescape_markdown
 from cypherturn.records import Action
 
-__all__ = ["ActionCall", "ParseFailure", "parse_action", "split_reasoning"]
+__all__ = ["ActionCall", "ParseFailure", "parse_action", "salvage_runaway", "split_reasoning"]
 
 _THINK = re.compile(r"<(think|thinking|reasoning)>.*?(</\1>|$)", re.IGNORECASE | re.DOTALL)
 _ORPHAN_CLOSE = re.compile(r"^.*?</(?:think|thinking|reasoning)>", re.IGNORECASE | re.DOTALL)
@@ -183,19 +183,20 @@ def _object_end(text: str, start: int) -> int | None:
     return _scan(text, start)[0]
 
 
-def _closed_at_end(text: str, start: int) -> str | None:
+def _closed_at_end(text: str, start: int, ended: bool) -> str | None:
     """The object at ``start``, left open at the end of ``text``, with its missing ``}`` added.
 
-    Only when every string in it is closed: a reply that stops inside a string was cut
-    off, and its last value cannot be trusted. Qwen2.5-Coder-0.5B wrote
-    ``{"action": "SEARCH_VALUES", "input": {"label": ..., "query": "..."}`` (one ``}``
-    short) in 15 of 609 guided actions, and the inner object, which names no action,
-    was read instead.
+    Qwen2.5-Coder-0.5B wrote ``{"action": "SEARCH_VALUES", "input": {"label": ...,
+    "query": "..."}`` (one ``}`` short) in 15 of 609 guided actions, and the inner
+    object, which names no action, was read instead. A reply that stops inside a
+    string is closed only when it ``ended`` by itself (end of sequence, or a stop
+    sequence where the model began to write the user's reply); one cut off at the
+    token cap has a last value that cannot be trusted.
     """
     end, depth, quote = _scan(text, start)
-    if end is not None or quote or depth <= 0:
+    if end is not None or depth <= 0 or (quote and not ended):
         return None
-    return text[start:].rstrip() + "}" * depth
+    return text[start:].rstrip() + quote + "}" * depth
 
 
 def _keep_invalid_escape(match: re.Match[str]) -> str:
@@ -219,8 +220,8 @@ def _read_object(candidate: str) -> tuple[dict[str, Any] | None, bool, str]:
     return (value, True, "") if isinstance(value, dict) and value else (None, True, error)
 
 
-def _objects(text: str) -> tuple[list[tuple[dict[str, Any], bool]], str, bool]:
-    """The JSON objects of a reply, each with whether it was repaired.
+def _objects(text: str, ended: bool) -> tuple[list[tuple[dict[str, Any], bool]], str, bool]:
+    """The JSON objects of a reply, each with whether it was repaired (``ended``: see :func:`parse_action`).
 
     Returns:
         ``(objects, first decoder error, an object was left unclosed)``.
@@ -232,7 +233,7 @@ def _objects(text: str) -> tuple[list[tuple[dict[str, Any], bool]], str, bool]:
     while index != -1:
         end = _object_end(text, index)
         if end is None:
-            closed = _closed_at_end(text, index)
+            closed = _closed_at_end(text, index, ended)
             if closed is not None:
                 value, _, _ = _read_object(closed)
                 if value is not None:
@@ -282,11 +283,16 @@ def _text_action(answer: str) -> ActionCall | ParseFailure | None:
     return ActionCall(action=action, payload=payload, repaired=True)
 
 
-def parse_action(text: str) -> ActionCall | ParseFailure:
+def parse_action(text: str, *, ended: bool = False) -> ActionCall | ParseFailure:
     """Read the action a model chose from its reply (text format).
 
     Args:
         text: the raw completion, reasoning blocks, fences and prose included.
+        ended: the completion ended by itself (end of sequence or a stop sequence),
+            not at the token cap: an action object left open inside its last string
+            is then closed and read (marked repaired). Qwen2.5-Coder-1.5B wrote
+            ``{"action": "ASK_USER", "input": "Are you sure about ...?`` and went on
+            with the user's reply, where the ``\nUser:`` stop sequence ended it.
 
     Returns:
         The :class:`ActionCall` of the first JSON object whose ``action`` names
@@ -301,7 +307,7 @@ def parse_action(text: str) -> ActionCall | ParseFailure:
     if not answer:
         return ParseFailure(message="Your reply was empty. Reply with one JSON action object.")
     example = '{"action": "EXECUTE_CYPHER", "input": "MATCH ..."}'
-    objects, error, unclosed = _objects(answer)
+    objects, error, unclosed = _objects(answer, ended)
     if not any(_action_of(_named(obj)) for obj, _ in objects):
         text_action = _text_action(answer)
         if text_action is not None:
@@ -336,3 +342,42 @@ def parse_action(text: str) -> ActionCall | ParseFailure:
         )
     first = next(name for name in unknown if name != "None")
     return ParseFailure(message=f"Unknown action {first!r}. The action must be one of: {names}.")
+
+
+_CUT_CYPHER_ACTION = re.compile(
+    r'^\s*(?:```[\w-]*\s*)?\{\s*"action"\s*:\s*"(?P<name>EXECUTE_CYPHER|SUBMIT_ANSWER)"\s*,'
+    r'\s*"(?:input|query|payload)"\s*:\s*"(?P<query>(?:[^"\\]|\\.)*)\\?$',
+    re.IGNORECASE | re.DOTALL,
+)
+
+
+def salvage_runaway(text: str) -> ActionCall | None:
+    """The Cypher action of a reply stopped while its projection repeated itself, if it is one.
+
+    For a reply that was stopped (token cap or repetition guard) inside the query
+    string of an EXECUTE_CYPHER or SUBMIT_ANSWER object, whose last ``RETURN``/``WITH``
+    list had begun to repeat its items: the action with the query up to the first
+    repeated item (:func:`cypherturn.cypher.runaway_projection_end`), marked repaired.
+    Only a query cut inside that list is read; a reply cut anywhere else gets the
+    cut-off observation, since its query would be truncated.
+
+    Args:
+        text: the raw completion.
+
+    Returns:
+        The :class:`ActionCall`, or None when the reply is not such a runaway.
+    """
+    answer, _ = split_reasoning(text)
+    cut = _CUT_CYPHER_ACTION.match(answer)
+    if cut is None:
+        return None
+    try:
+        query = json.loads('"' + _ESCAPE.sub(_keep_invalid_escape, cut.group("query")) + '"')
+    except json.JSONDecodeError:
+        return None
+    end = runaway_projection_end(query)
+    if end is None:
+        return None
+    action = _action_of(cut.group("name"))
+    assert action is not None  # the pattern admits the two Cypher actions only
+    return ActionCall(action=action, payload=unescape_markdown(query[:end]), repaired=True)

@@ -23,6 +23,7 @@ from cypherturn.cypher._provenance import (
     output_order,
     rewrite_for_provenance,
 )
+from cypherturn.cypher._runaway import runaway_projection_end
 from cypherturn.cypher._tokens import Token, TokenKind, tokenize, unescape_markdown
 
 __all__ = [
@@ -47,6 +48,7 @@ __all__ = [
     "output_order",
     "parse_query",
     "rewrite_for_provenance",
+    "runaway_projection_end",
     "tokenize",
     "unescape_markdown",
 ]

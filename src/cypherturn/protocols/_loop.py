@@ -40,6 +40,7 @@ from cypherturn.agent import (
     TurnEnd,
     parse_action,
     parse_tool_call,
+    salvage_runaway,
     split_reasoning,
 )
 from cypherturn.errors import ContextLengthError
@@ -60,6 +61,7 @@ __all__ = [
     "REPEATED",
     "REPEATING",
     "RESAMPLE_TEMPERATURE",
+    "RUNAWAY_READ",
     "SETTLED_REPEATS",
     "STUCK",
     "AskHandler",
@@ -245,6 +247,12 @@ REPEATING = (
 )
 """Observation for a reply the repetition guard stopped without a complete action."""
 
+RUNAWAY_READ = (
+    "\n(Your reply kept repeating the items of its RETURN list and was stopped; it was read "
+    "up to the first repeated item. Name each column once.)"
+)
+"""Note after the observation of an action read from a runaway projection (:func:`~cypherturn.agent.salvage_runaway`)."""
+
 REPEATED = (
     "\n(This action repeats your step {step} of this question word for word, so its result "
     "is the same. If that result was wrong or empty, change the query: the labels, the "
@@ -273,7 +281,12 @@ def _read_action(
 ) -> tuple[ActionCall | ParseFailure, ToolCall | None, str]:
     """The action of a reply, the tool call it came from, and a note for the observation."""
     if not response.tool_calls:
-        parsed = parse_action(response.text)
+        parsed = parse_action(response.text, ended=response.finish_reason == "stop")
+        stopped = response.finish_reason in ("length", "repetition")
+        if isinstance(parsed, ParseFailure) and stopped:
+            salvaged = salvage_runaway(response.text)
+            if salvaged is not None:
+                return salvaged, None, RUNAWAY_READ
         if isinstance(parsed, ParseFailure) and response.finish_reason == "length":
             return ParseFailure(message=CUT_OFF), None, ""
         if isinstance(parsed, ParseFailure) and response.finish_reason == "repetition":
