@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from cypherturn.agent import ActionCall, action_grammar, parse_action
 from cypherturn.models import ChatMessage, GGUFChatModel, load_model
 from cypherturn.models._gguf import REPETITION_MIN_CHARS, _streamed, repetition_tail
 from cypherturn.models._prefix_cache import CACHE_DIR_ENV
@@ -158,3 +159,19 @@ def test_the_protocol_caller_passes_the_guards_to_a_gguf_model(smollm: GGUFChatM
     response = caller(echo, guards=True)
     assert not any(stop in response.text for stop in OBSERVATION_STOPS)
     assert response.finish_reason in ("stop", "length", "repetition")
+
+
+@pytest.mark.slow
+def test_a_reply_decoded_under_the_action_grammar_is_one_action(smollm: GGUFChatModel) -> None:
+    # a 135M model with no action prompt at all: unconstrained it writes prose
+    response = smollm.chat(
+        ASK,
+        temperature=0.0,
+        max_tokens=96,
+        grammar=action_grammar(),
+        stop=["Observation:"],
+        repetition_guard=True,
+    )
+    assert response.finish_reason == "stop", response.text
+    parsed = parse_action(response.text, ended=True)
+    assert isinstance(parsed, ActionCall) and not parsed.repaired, response.text

@@ -9,9 +9,15 @@ from typing import Any
 import pytest
 from helpers_protocols import act, play
 
-from cypherturn.agent import ActionExecutor, AgentGrounding, TurnEnd
+from cypherturn.agent import ActionExecutor, AgentGrounding, TurnEnd, action_grammar
 from cypherturn.graph import GraphEngine
-from cypherturn.models import ChatMessage, ChatResponse, GGUFChatModel, default_model_path
+from cypherturn.models import (
+    ChatMessage,
+    ChatResponse,
+    GGUFChatModel,
+    ReplayChatModel,
+    default_model_path,
+)
 from cypherturn.protocols import (
     ActionFormat,
     Framing,
@@ -432,3 +438,26 @@ def test_query_memory_is_a_recorded_guided_only_setting() -> None:
     assert on.harness == "memory"
     with pytest.raises(ConfigError, match="guided protocol only"):
         SessionRunConfig(protocol="agentic", query_memory=True).protocol_settings()
+
+
+def test_the_action_grammar_is_a_recorded_text_format_setting() -> None:
+    from cypherturn.api import SessionRunConfig
+    from cypherturn.errors import ConfigError
+
+    on = ProtocolSettings(protocol=ProtocolName.AGENTIC, action_grammar=True)
+    assert on.model_dump()["action_grammar"] is True and on.harness == "grammar"
+    assert "action_grammar" not in ProtocolSettings(protocol=ProtocolName.AGENTIC).model_dump()
+    with pytest.raises(ConfigError, match="text action format only"):
+        SessionRunConfig(action_format="tools", action_grammar=True).protocol_settings()
+    # a model that decodes under grammars gets it on every call, guarded or not
+    model = ScriptedGGUF([(act("SUBMIT_ANSWER", RIGHT), "stop")] * 2)
+    caller = ModelCaller(model, temperature=0.0, max_tokens=64, seed=0, grammar=action_grammar())
+    caller([ChatMessage(role="user", content="q")], guards=True)
+    caller([ChatMessage(role="user", content="q")])
+    assert [s["grammar"] for s in model.settings] == [action_grammar()] * 2
+    # one that does not is called as before
+    replay = ReplayChatModel([act("SUBMIT_ANSWER", RIGHT)])
+    ModelCaller(replay, temperature=0.0, max_tokens=64, seed=0, grammar=action_grammar())(
+        [ChatMessage(role="user", content="q")]
+    )
+    assert replay.calls

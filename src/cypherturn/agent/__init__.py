@@ -18,6 +18,8 @@ from cypherturn.agent._observe import (
 from cypherturn.agent._parse import (
     ActionCall,
     ParseFailure,
+    action_grammar,
+    action_schema,
     parse_action,
     salvage_runaway,
     split_reasoning,
@@ -55,6 +57,8 @@ __all__ = [
     "TurnContext",
     "TurnEnd",
     "UserSimulator",
+    "action_grammar",
+    "action_schema",
     "parse_action",
     "parse_tool_call",
     "render_rows",

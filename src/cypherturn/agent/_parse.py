@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import json
 import re
+from functools import cache
 from typing import Any
 
 import json_repair
@@ -44,7 +45,15 @@ from pydantic import BaseModel, ConfigDict
 from cypherturn.cypher import runaway_projection_end, unescape_markdown
 from cypherturn.records import Action
 
-__all__ = ["ActionCall", "ParseFailure", "parse_action", "salvage_runaway", "split_reasoning"]
+__all__ = [
+    "ActionCall",
+    "ParseFailure",
+    "action_grammar",
+    "action_schema",
+    "parse_action",
+    "salvage_runaway",
+    "split_reasoning",
+]
 
 _THINK = re.compile(r"<(think|thinking|reasoning)>.*?(</\1>|$)", re.IGNORECASE | re.DOTALL)
 _ORPHAN_CLOSE = re.compile(r"^.*?</(?:think|thinking|reasoning)>", re.IGNORECASE | re.DOTALL)
@@ -272,6 +281,9 @@ def _text_action(answer: str) -> ActionCall | ParseFailure | None:
             payload = ""
         elif len(payload) > 1 and payload[0] == payload[-1] and payload[0] in "\"'`":
             payload = payload[1:-1].strip()
+        if action in _CYPHER_ACTIONS and payload and not _READING_CLAUSE.match(payload):
+            # "EXECUTE_CYPHER, SUBMIT_ANSWER, ASK_USER, ..." lists the actions; it runs nothing
+            return None
     elif _READING_CLAUSE.match(body):
         action, payload = Action.EXECUTE_CYPHER, _QUERY_END.split(body, maxsplit=1)[0].strip()
     else:
@@ -381,3 +393,57 @@ def salvage_runaway(text: str) -> ActionCall | None:
     action = _action_of(cut.group("name"))
     assert action is not None  # the pattern admits the two Cypher actions only
     return ActionCall(action=action, payload=unescape_markdown(query[:end]), repaired=True)
+
+
+def action_schema() -> dict[str, Any]:
+    """JSON Schema of one text-format action object, as the action prompt documents it.
+
+    One branch per action (``action`` fixed by ``const``, keys in the prompt's
+    order): EXECUTE_CYPHER, SUBMIT_ANSWER and ASK_USER take a non-empty string
+    ``input``, SEARCH_VALUES an object of non-empty ``label``, ``property`` and
+    ``query``, INSPECT_SCHEMA nothing.
+
+    Returns:
+        A ``oneOf`` schema.
+    """
+    text = {"type": "string", "minLength": 1}
+    search = {
+        "type": "object",
+        "properties": {"label": text, "property": text, "query": text},
+        "required": ["label", "property", "query"],
+        "additionalProperties": False,
+    }
+    branches = []
+    for action in Action:
+        properties: dict[str, Any] = {"action": {"const": action.name}}
+        if action is Action.SEARCH_VALUES:
+            properties["input"] = search
+        elif action is not Action.INSPECT_SCHEMA:
+            properties["input"] = text
+        branches.append(
+            {
+                "type": "object",
+                "properties": properties,
+                "required": list(properties),
+                "additionalProperties": False,
+            }
+        )
+    return {"oneOf": branches}
+
+
+@cache
+def action_grammar() -> str:
+    """llama.cpp GBNF text whose every match is one action object of :func:`action_schema`.
+
+    Built by llama-cpp-python's ``json_schema_to_gbnf``. A completion decoded under it
+    starts with ``{"action": `` and ends with the object's ``}`` (or is cut at the
+    token cap inside it), so prose, imitated turns, code fences and an action without
+    its input cannot be written; the parser still reads it, as any reply.
+
+    Returns:
+        The grammar (start rule ``root``).
+    """
+    from llama_cpp.llama_grammar import json_schema_to_gbnf
+
+    order = ["action", "input", "label", "property", "query"]
+    return json_schema_to_gbnf(json.dumps(action_schema()), prop_order=order)

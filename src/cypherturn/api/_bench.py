@@ -370,6 +370,9 @@ class SessionRunConfig(BaseModel):
             an INSPECT_SCHEMA (default off, as the paper).
         last_action_note: guided only: the footer before a turn's last action says
             that only a query can answer now (default off, as the paper).
+        action_grammar: text format, GGUF models: every reply is decoded under the
+            action grammar (:func:`~cypherturn.agent.action_grammar`; default off, as
+            the paper).
         release_root: the official release's root, for imported official sessions
             (see :func:`~cypherturn.api.bench_engines`).
     """
@@ -396,6 +399,7 @@ class SessionRunConfig(BaseModel):
     query_memory: bool = False
     schema_first: bool = False
     last_action_note: bool = False
+    action_grammar: bool = False
     release_root: Path | None = None
 
     def protocol_settings(self) -> ProtocolSettings:
@@ -429,6 +433,7 @@ class SessionRunConfig(BaseModel):
                 query_memory=self.query_memory,
                 schema_first=self.schema_first,
                 last_action_note=self.last_action_note,
+                action_grammar=self.action_grammar,
             )
         except ValidationError as e:
             # the validators' own sentences, without pydantic's wrapping

@@ -444,6 +444,15 @@ def run_command(
             "can answer now (SUBMIT_ANSWER or EXECUTE_CYPHER). Off: the paper's footer.",
         ),
     ] = False,
+    action_grammar: Annotated[
+        bool,
+        typer.Option(
+            "--action-grammar/--no-action-grammar",
+            help="Text format, local (GGUF) models: decode every reply under a grammar of "
+            "the five action objects, so each reply is one action with its input. Off: "
+            "free text, as the paper.",
+        ),
+    ] = False,
 ) -> None:
     """Play the benchmark under a protocol, one action log per session; a killed run resumes.
 
@@ -477,6 +486,7 @@ def run_command(
         query_memory=query_memory,
         schema_first=schema_first,
         last_action_note=last_action_note,
+        action_grammar=action_grammar,
         release_root=release,
     )
     totals = {"turns": 0, "ex": 0, "tokens": 0, "failed": 0}

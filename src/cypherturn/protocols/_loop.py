@@ -118,6 +118,9 @@ class ModelCaller:
         model: the chat model (it retries its own transient failures).
         temperature / max_tokens / seed: sampling settings of every call.
         tools: offered on every call (native tool calling); ``None`` for text-format actions.
+        grammar: GBNF text every call of a model that supports grammars decodes under
+            (:func:`~cypherturn.agent.action_grammar`, ``action_grammar``); other models
+            are called without it.
     """
 
     def __init__(
@@ -128,9 +131,11 @@ class ModelCaller:
         max_tokens: int,
         seed: int | None,
         tools: Sequence[ToolSpec] | None = None,
+        grammar: str | None = None,
     ) -> None:
         self.model = model
         self.tools = list(tools) if tools else None
+        self._grammar = grammar if grammar is not None and model.supports_grammar else None
         self._temperature = temperature
         self._max_tokens = max_tokens
         self._seed = seed
@@ -167,9 +172,12 @@ class ModelCaller:
             return self.model.chat(
                 messages,
                 **sampling,
+                grammar=self._grammar,
                 stop=OBSERVATION_STOPS,
                 repetition_guard=True,
             )
+        if self._grammar is not None:
+            return self.model.chat(messages, **sampling, grammar=self._grammar)
         return self.model.chat(messages, **sampling)
 
     def _sampling(self) -> _Sampling:

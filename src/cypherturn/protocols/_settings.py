@@ -69,6 +69,7 @@ _HARNESS_DEFAULTS: dict[str, Any] = {
     "query_memory": False,
     "schema_first": False,
     "last_action_note": False,
+    "action_grammar": False,
 }
 """Settings added after runs were recorded, with the values those runs played under."""
 
@@ -121,9 +122,13 @@ class ProtocolSettings(BaseModel):
             :data:`~cypherturn.protocols.LAST_ACTION`, that only a query can answer now
             (SUBMIT_ANSWER, or EXECUTE_CYPHER, whose query is the fallback prediction).
             Off by default: the paper's footer gives the count alone.
+        action_grammar: text format only: a model that supports grammars (GGUF) decodes
+            every reply under :func:`~cypherturn.agent.action_grammar`, so it writes one
+            action object with its input; other models ignore it. Off by default: the
+            paper's agent writes free text, which the parser reads.
 
     ``grounding``, ``framing``, ``decoding_guards``, ``output_note``, ``chain_note``, ``repeat_guard``,
-    ``query_memory``, ``schema_first`` and ``last_action_note`` are left out of the serialized
+    ``query_memory``, ``schema_first``, ``last_action_note`` and ``action_grammar`` are left out of the serialized
     settings while they hold their defaults, so a run recorded before they existed
     keeps its configuration digest and resumes; a run with any of them changed
     records it in ``bench_config.json``.
@@ -147,6 +152,7 @@ class ProtocolSettings(BaseModel):
     query_memory: bool = False
     schema_first: bool = False
     last_action_note: bool = False
+    action_grammar: bool = False
 
     @model_serializer(mode="wrap")
     def _compact(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
@@ -182,6 +188,7 @@ class ProtocolSettings(BaseModel):
                 ("memory", self.query_memory),
                 ("schema first", self.schema_first),
                 ("last action", self.last_action_note),
+                ("grammar", self.action_grammar),
             )
             if on
         ]
@@ -215,6 +222,11 @@ class ProtocolSettings(BaseModel):
             raise ValueError(
                 "the last-action note applies to the guided protocol only: the agentic "
                 "budget is shared by the session, so no action is a turn's last"
+            )
+        if self.action_grammar and self.action_format is not ActionFormat.TEXT:
+            raise ValueError(
+                "the action grammar applies to the text action format only: tool calls "
+                "are constrained by their own grammar"
             )
         return self
 

@@ -12,7 +12,14 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from cypherturn.agent import ActionExecutor, ActionStep, TurnEnd, UserSimulator, tool_definitions
+from cypherturn.agent import (
+    ActionExecutor,
+    ActionStep,
+    TurnEnd,
+    UserSimulator,
+    action_grammar,
+    tool_definitions,
+)
 from cypherturn.errors import RunInterrupted
 from cypherturn.graph import GraphEngine, GraphSchema
 from cypherturn.models import ChatModel, in_own_context
@@ -276,6 +283,7 @@ def run_session(
                 max_tokens=settings.max_tokens,
                 seed=settings.seed,
                 tools=tool_definitions() if settings.action_format is ActionFormat.TOOLS else None,
+                grammar=action_grammar() if settings.action_grammar else None,
             ),
             executor=executor,
             prompts=prompts,
