@@ -26,7 +26,7 @@ VALID = [
     "MATCH (p:Person)-[:PARTY_TO]->(c:Crime) RETURN p.name, c.type",
     "MATCH (c:Crime)<-[:PARTY_TO]-(p:Person) WHERE c.type = 'Burglary' RETURN count(p) AS n",
     "MATCH (p:Person)-[:PARTY_TO]-(c:Crime) RETURN count(*)",
-    "MATCH (a:Person)-[k:KNOWS]->(b) WHERE k.since > 2000 RETURN a.name, b.name",
+    "MATCH (a:Person)-[k:KNOWS]->(b:Person) WHERE k.since > 2000 RETURN a.name, b.name",
     "MATCH (c:Crime) WITH c.type AS t, count(*) AS n WHERE n > 1 RETURN t, n ORDER BY n DESC",
     "MATCH (o:Officer)<-[:INVESTIGATED_BY]-(c:Crime) RETURN o.name, count(c) AS n ORDER BY n DESC",
     "MATCH (p:Person) WHERE p.name IN ['Ada', 'Alan'] RETURN [x IN collect(p.surname) | toUpper(x)] AS s",
@@ -380,7 +380,7 @@ def test_every_code_has_a_case() -> None:
     exercised = {
         "unknown_label", "unknown_relationship_type", "unknown_property", "property_not_on_label",
         "reversed_direction", "wrong_endpoints", "undefined_variable", "sql_habit", "value_not_found",
-        "engine_pitfall", "literal_type",
+        "engine_pitfall", "literal_type", "missing_label",
         "question_threshold", "answer_shape",  # tests/grounding/test_question.py
         "unbound_reference",  # tests/grounding/test_reference.py
     }  # fmt: skip
@@ -616,3 +616,46 @@ def test_no_neighbour_hop_where_it_is_not_unambiguous(query: str, harbour: Graph
     findings = check_values(query, graph_index(harbour))
     repaired, _ = apply_edits(query, findings)
     assert "DOCKED_IN" not in repaired and "VISITS" not in repaired
+
+
+@pytest.mark.parametrize(
+    ("query", "repaired"),
+    [
+        (
+            "MATCH (n) WHERE n.rank = 'Sergeant' RETURN n.name AS name",
+            "MATCH (n:Officer) WHERE n.rank = 'Sergeant' RETURN n.name AS name",
+        ),
+        # a relationship type narrows the labels of a key two labels hold
+        (
+            "MATCH (a:Person)-[k:KNOWS]->(b) WHERE k.since > 2000 RETURN a.name, b.name",
+            "MATCH (a:Person)-[k:KNOWS]->(b:Person) WHERE k.since > 2000 RETURN a.name, b.name",
+        ),
+        (
+            "MATCH (c)<-[:PARTY_TO]-(p:Person) WHERE c.type = 'Drugs' RETURN p.name",
+            "MATCH (c:Crime)<-[:PARTY_TO]-(p:Person) WHERE c.type = 'Drugs' RETURN p.name",
+        ),
+    ],
+)
+def test_a_label_the_keys_and_types_imply_is_added_and_keeps_the_rows(
+    query: str, repaired: str, crime: GraphEngine, index: GraphIndex
+) -> None:
+    (finding,) = check_query(query, index).findings
+    assert finding.code == "missing_label"
+    fixed, _ = apply_edits(query, [finding])
+    assert fixed == repaired
+    assert check_query(fixed, index).findings == []
+    assert sorted(crime.execute(fixed).rows) == sorted(crime.execute(query).rows) != []
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "MATCH (n) RETURN n.name AS name",  # name: Person and Officer
+        "MATCH (n) RETURN labels(n)[0] AS label, count(*) AS n",  # no evidence
+        "MATCH (n) WHERE n.rank = 'Sergeant' AND n.age > 30 RETURN n.name",  # no label has both
+        "MATCH (n)-[:KNOWS]->(m) RETURN count(*) AS n",  # types alone, no key
+        "MATCH (p:Person) WITH p.name AS n RETURN n",  # rebound, not a node
+    ],
+)
+def test_no_label_is_guessed_without_a_single_candidate(query: str, index: GraphIndex) -> None:
+    assert "missing_label" not in codes(query, index)
