@@ -58,9 +58,11 @@ RUNAWAY = (
             "coalesce(i.due, i.issued) AS due, i.status AS status",
         ),
         (
-            '```json\n{"action": "SUBMIT_ANSWER", "input": "MATCH (n) WITH n.a AS a, n.a AS a, n',
-            "MATCH (n) WITH n.a AS a",
+            '```json\n{"action": "SUBMIT_ANSWER", "input": "MATCH (n) RETURN n.a AS a, n.a AS a, n',
+            "MATCH (n) RETURN n.a AS a",
         ),
+        # a WITH list that ran away would leave a query without RETURN
+        ('{"action": "SUBMIT_ANSWER", "input": "MATCH (n) WITH n.a AS a, n.a AS a, n', None),
         # the repeat is in a list, not in the projection: the query would be truncated
         (
             '{"action": "EXECUTE_CYPHER", "input": "MATCH (n) WHERE n.name IN [\'a\', \'a\', \'a',
@@ -68,6 +70,13 @@ RUNAWAY = (
         ),
         # a projection that was cut before repeating: truncated, not a runaway
         ('{"action": "EXECUTE_CYPHER", "input": "MATCH (n) RETURN n.a AS a, n.b AS b, n.c', None),
+        # raw newlines in the string (llama.cpp's JSON grammar allows them), other payload keys
+        (
+            '{"action": "EXECUTE_CYPHER", "query": "MATCH (i:Invoice)\nRETURN i.a AS a, i.a AS a, i.b',
+            "MATCH (i:Invoice)\nRETURN i.a AS a",
+        ),
+        # a \\u escape the cut left unfinished
+        ('{"action": "EXECUTE_CYPHER", "input": "RETURN 1 AS a, 1 AS a, \\u00', "RETURN 1 AS a"),
         # not a Cypher action
         ('{"action": "ASK_USER", "input": "RETURN n.a, n.a, n.a', None),
         # a closed object is the parser's to read, not a runaway

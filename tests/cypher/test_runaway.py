@@ -15,6 +15,10 @@ from cypherturn.cypher import runaway_projection_end
             "MATCH (n) RETURN n.a AS a, n.b AS b",
         ),
         ("MATCH (n) RETURN DISTINCT n.a, n.a, n.a", "MATCH (n) RETURN DISTINCT n.a"),
+        (
+            "MATCH (n) WHERE n.x STARTS WITH 'a' RETURN n.a, n.a, n",
+            "MATCH (n) WHERE n.x STARTS WITH 'a' RETURN n.a",
+        ),
         # commas inside a call or a list do not split items
         (
             "MATCH (n) RETURN coalesce(n.a, n.b) AS c, [n.a, n.b] AS l, coalesce(n.a, n.b) AS c, x",
@@ -31,6 +35,11 @@ from cypherturn.cypher import runaway_projection_end
         ("MATCH (n) WHERE n.x IN ['a', 'a', 'a', 'a", None),
         ("MATCH (n)) RETURN n.a, n.a, n.a", None),
         ("", None),
+        # a cut after the RETURN list, or a last projection that is a WITH: not read
+        ("MATCH (n) RETURN n.name, n.age ORDER BY n.age, n.name, n.age", None),
+        ("MATCH (n) RETURN n.a, n.b LIMIT 5, n.a, ", None),
+        ("MATCH (n) WITH n.a AS a, n.b AS b, n.a AS a, ", None),
+        ("MATCH (n) WHERE n.x STARTS WITH 'a' MATCH (n)-[:R]->(m), (n)-[:R]->(m), ", None),
     ],
 )
 def test_runaway_projection_end(query: str, kept: str | None) -> None:

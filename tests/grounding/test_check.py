@@ -627,8 +627,12 @@ def test_no_neighbour_hop_where_it_is_not_unambiguous(query: str, harbour: Graph
         ),
         # a relationship type narrows the labels of a key two labels hold
         (
-            "MATCH (a:Person)-[k:KNOWS]->(b) WHERE k.since > 2000 RETURN a.name, b.name",
-            "MATCH (a:Person)-[k:KNOWS]->(b:Person) WHERE k.since > 2000 RETURN a.name, b.name",
+            "MATCH (a:Person)-[:KNOWS]->(b) WHERE b.name = 'Alan' RETURN a.name",
+            "MATCH (a:Person)-[:KNOWS]->(b:Person) WHERE b.name = 'Alan' RETURN a.name",
+        ),
+        (
+            "MATCH (n {rank: 'Sergeant'}) RETURN n.name",
+            "MATCH (n:Officer {rank: 'Sergeant'}) RETURN n.name",
         ),
         (
             "MATCH (c)<-[:PARTY_TO]-(p:Person) WHERE c.type = 'Drugs' RETURN p.name",
@@ -654,6 +658,16 @@ def test_a_label_the_keys_and_types_imply_is_added_and_keeps_the_rows(
         "MATCH (n) RETURN labels(n)[0] AS label, count(*) AS n",  # no evidence
         "MATCH (n) WHERE n.rank = 'Sergeant' AND n.age > 30 RETURN n.name",  # no label has both
         "MATCH (n)-[:KNOWS]->(m) RETURN count(*) AS n",  # types alone, no key
+        # keys that do not keep only the nodes holding them: the label would change the rows
+        "MATCH (n) WHERE n.rank IS NULL RETURN count(n) AS n",
+        "MATCH (n) WHERE n.name = 'Ada' OR n.rank = 'Sergeant' RETURN n.name",
+        "MATCH (n) WHERE NOT n.rank = 'Sergeant' RETURN n.name",
+        "MATCH (n) RETURN count(n) AS all, count(n.rank) AS ranked",
+        "MATCH (n) WHERE coalesce(n.rank, 'none') = 'none' RETURN n.name",
+        "MATCH (n) WHERE any(x IN ['Sergeant'] WHERE n.rank = x) RETURN n.name",
+        "MATCH (a:Person)-[k:KNOWS]->(b) WHERE k.since > 2000 RETURN a.name, b.name",
+        # alternatives: either type's ends (name: Person and Officer, both ends of one)
+        "MATCH (n)-[:PARTY_TO|INVESTIGATED_BY]-(m) WHERE n.name = 'Jane' RETURN m",
         "MATCH (p:Person) WITH p.name AS n RETURN n",  # rebound, not a node
     ],
 )

@@ -16,8 +16,11 @@ that is not valid JSON is read again after the mistakes models commonly make are
 undone. A backslash before a character JSON cannot escape (``\\'``, ``\\_``) is
 kept as written, since it belongs to the Cypher inside the string; single
 quotes, trailing commas, unquoted keys and unescaped inner quotes are repaired
-by the json-repair library. An object that is never closed (a reply cut off
-mid-query) is not completed: that would run a truncated query. Markdown escapes
+by the json-repair library. An object that is never closed is completed only
+when the reply ended by itself (``parse_action(..., ended=True)``); one cut off at
+the token cap mid-query is not, since that would run a truncated query, except a
+query whose final ``RETURN`` list had begun to repeat itself
+(:func:`salvage_runaway`). Markdown escapes
 outside string literals of a Cypher payload (``PARTY\\_TO``) are dropped. Every
 such reading sets :attr:`ActionCall.repaired`, which the step record keeps.
 
@@ -192,20 +195,29 @@ def _object_end(text: str, start: int) -> int | None:
     return _scan(text, start)[0]
 
 
-def _closed_at_end(text: str, start: int, ended: bool) -> str | None:
-    """The object at ``start``, left open at the end of ``text``, with its missing ``}`` added.
+def _closed_at_end(text: str, start: int, ended: bool) -> tuple[str, bool] | None:
+    """The object at ``start``, left open at the end of ``text``, with what it misses added.
 
     Qwen2.5-Coder-0.5B wrote ``{"action": "SEARCH_VALUES", "input": {"label": ...,
     "query": "..."}`` (one ``}`` short) in 15 of 609 guided actions, and the inner
     object, which names no action, was read instead. A reply that stops inside a
-    string is closed only when it ``ended`` by itself (end of sequence, or a stop
-    sequence where the model began to write the user's reply); one cut off at the
-    token cap has a last value that cannot be trusted.
+    double-quoted string is closed only when it ``ended`` by itself (end of sequence,
+    or a stop sequence where the model began to write the user's reply); one cut off
+    at the token cap has a last value that cannot be trusted. A single quote left
+    open is prose (``{movie's title}``), never closed.
+
+    Returns:
+        ``(closed text, a string was closed)``, or None.
     """
     end, depth, quote = _scan(text, start)
-    if end is not None or depth <= 0 or (quote and not ended):
+    if end is not None or depth <= 0 or quote == "'" or (quote and not ended):
         return None
-    return text[start:].rstrip() + quote + "}" * depth
+    body = text[start:].rstrip()
+    if quote:
+        # a dangling backslash would escape the quote that closes the string
+        trailing = len(body) - len(body.rstrip("\\"))
+        body = body[: len(body) - trailing % 2]
+    return body + quote + "}" * depth, bool(quote)
 
 
 def _keep_invalid_escape(match: re.Match[str]) -> str:
@@ -236,6 +248,9 @@ def _objects(text: str, ended: bool) -> tuple[list[tuple[dict[str, Any], bool]],
         ``(objects, first decoder error, an object was left unclosed)``.
     """
     found: list[tuple[dict[str, Any], bool]] = []
+    # an object closed inside a string is read only when no later one names an action:
+    # the open string may be prose that swallowed the real object
+    string_closed: tuple[dict[str, Any], bool] | None = None
     error = ""
     unclosed = False
     index = text.find("{")
@@ -244,10 +259,12 @@ def _objects(text: str, ended: bool) -> tuple[list[tuple[dict[str, Any], bool]],
         if end is None:
             closed = _closed_at_end(text, index, ended)
             if closed is not None:
-                value, _, _ = _read_object(closed)
-                if value is not None:
+                value, _, _ = _read_object(closed[0])
+                if value is not None and not closed[1]:
                     found.append((value, True))
                     break
+                if value is not None and string_closed is None:
+                    string_closed = (value, True)
             unclosed = True
             index = text.find("{", index + 1)
             continue
@@ -258,6 +275,8 @@ def _objects(text: str, ended: bool) -> tuple[list[tuple[dict[str, Any], bool]],
             continue
         found.append((value, repaired))
         index = text.find("{", end)
+    if string_closed is not None and not any(_action_of(_named(obj)) for obj, _ in found):
+        found.append(string_closed)
     return found, error, unclosed
 
 
@@ -281,8 +300,8 @@ def _text_action(answer: str) -> ActionCall | ParseFailure | None:
             payload = ""
         elif len(payload) > 1 and payload[0] == payload[-1] and payload[0] in "\"'`":
             payload = payload[1:-1].strip()
-        if action in _CYPHER_ACTIONS and payload and not _READING_CLAUSE.match(payload):
-            # "EXECUTE_CYPHER, SUBMIT_ANSWER, ASK_USER, ..." lists the actions; it runs nothing
+        if payload.startswith(",") or _NAMED.match(payload):
+            # "EXECUTE_CYPHER, SUBMIT_ANSWER, ASK_USER, ..." lists the actions; it chooses none
             return None
     elif _READING_CLAUSE.match(body):
         action, payload = Action.EXECUTE_CYPHER, _QUERY_END.split(body, maxsplit=1)[0].strip()
@@ -358,7 +377,7 @@ def parse_action(text: str, *, ended: bool = False) -> ActionCall | ParseFailure
 
 _CUT_CYPHER_ACTION = re.compile(
     r'^\s*(?:```[\w-]*\s*)?\{\s*"action"\s*:\s*"(?P<name>EXECUTE_CYPHER|SUBMIT_ANSWER)"\s*,'
-    r'\s*"(?:input|query|payload)"\s*:\s*"(?P<query>(?:[^"\\]|\\.)*)\\?$',
+    r'\s*"(?:input|payload|query|arguments|args)"\s*:\s*"(?P<query>(?:[^"\\]|\\.)*)\\?$',
     re.IGNORECASE | re.DOTALL,
 )
 
@@ -383,8 +402,11 @@ def salvage_runaway(text: str) -> ActionCall | None:
     cut = _CUT_CYPHER_ACTION.match(answer)
     if cut is None:
         return None
+    # a \uXXXX escape the cut left unfinished is dropped; raw newlines are kept (strict=False:
+    # llama.cpp's JSON grammar lets them into strings)
+    content = re.sub(r"\\u[0-9a-fA-F]{0,3}$", "", cut.group("query"))
     try:
-        query = json.loads('"' + _ESCAPE.sub(_keep_invalid_escape, cut.group("query")) + '"')
+        query = json.loads('"' + _ESCAPE.sub(_keep_invalid_escape, content) + '"', strict=False)
     except json.JSONDecodeError:
         return None
     end = runaway_projection_end(query)

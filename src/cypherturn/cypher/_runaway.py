@@ -14,6 +14,9 @@ from cypherturn.cypher._tokens import OPENERS, Token, TokenKind, tokenize
 __all__ = ["runaway_projection_end"]
 
 _CLOSERS = frozenset(OPENERS.values())
+_CLAUSES = (
+    "MATCH", "OPTIONAL", "WHERE", "WITH", "RETURN", "UNWIND", "ORDER", "SKIP", "LIMIT", "UNION", "CALL",
+)  # fmt: skip
 
 
 def _depths(tokens: list[Token]) -> list[int] | None:
@@ -34,12 +37,15 @@ def _depths(tokens: list[Token]) -> list[int] | None:
 
 
 def runaway_projection_end(query: str) -> int | None:
-    """The offset at which the query's last ``RETURN``/``WITH`` list starts repeating itself.
+    """The offset at which the query's final ``RETURN`` list starts repeating itself.
 
-    The last top-level ``RETURN`` (or ``WITH``) clause's items, split at top-level
-    commas, are compared by their tokens; the first item equal to an earlier one
-    marks the runaway. The query before it, up to the end of the previous item,
-    is complete: its brackets are balanced and its projection names each item once.
+    The items of the last top-level ``RETURN``, split at top-level commas, are
+    compared by their tokens; the first item equal to an earlier one marks the
+    runaway. The query before it, up to the end of the previous item, is complete:
+    its brackets are balanced and its projection names each item once. Only a
+    ``RETURN`` list with nothing after its items is read: a query whose last
+    projection is a ``WITH`` would end without a ``RETURN``, and one cut in its
+    ``ORDER BY``, ``SKIP`` or ``LIMIT`` would lose what the model wrote there.
 
     Args:
         query: Cypher text, possibly cut off (read leniently: an open string or
@@ -54,10 +60,16 @@ def runaway_projection_end(query: str) -> int | None:
     depths = _depths(tokens)
     if depths is None:
         return None
-    starts = [i for i, tok in enumerate(tokens) if depths[i] == 0 and tok.is_name("RETURN", "WITH")]
-    if not starts:
+    clauses = [
+        i
+        for i, tok in enumerate(tokens)
+        if depths[i] == 0
+        and tok.is_name(*_CLAUSES)
+        and not (tok.is_name("WITH") and i and tokens[i - 1].is_name("STARTS", "ENDS"))
+    ]
+    if not clauses or not tokens[clauses[-1]].is_name("RETURN"):
         return None
-    lo = starts[-1] + 1
+    lo = clauses[-1] + 1
     if lo < len(tokens) and tokens[lo].is_name("DISTINCT"):
         lo += 1
     seen: set[tuple[str, ...]] = set()

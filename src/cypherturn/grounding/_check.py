@@ -513,43 +513,104 @@ def _property_findings(branch: BranchFacts, index: GraphIndex) -> list[Finding]:
     return findings
 
 
-def _missing_label_findings(query: str, branch: BranchFacts, index: GraphIndex) -> list[Finding]:
-    """A node variable with no label whose property keys and relationship types fit one label.
+_REJECTING = ("=", "<>", "<", ">", "<=", ">=", "=~")
+_REJECTING_WORDS = ("IN", "STARTS", "ENDS", "CONTAINS")
 
-    The label is inserted after the variable in its first node pattern. Candidates
-    are the labels that hold every property key the branch reads or maps on the
-    variable and sit at either end of every relationship type attached to it (either
-    direction: a reversed arrow is the direction check's to report); only a single
-    candidate, in a graph of more than one label, is a finding. A variable with no
-    property key gives no evidence and is left alone. Where a key is compared, only
-    nodes of its labels can match, so the label changes no rows; it lets the
-    repairs that need a labelled variable act (``answer_shape``, ``unbound_reference``).
-    Qwen2.5-Coder-1.5B left 110 of 228 agentic predictions without a label (row E-prime).
+
+def _rejecting_conjunct(tokens: Sequence[Token], key_at: int) -> bool:
+    """Whether the access whose key token is ``tokens[key_at]`` is compared in a conjunct of a WHERE.
+
+    ``v.key <op> ...`` with a comparison operator (not ``IS``), standing in the
+    WHERE clause itself or in grouping parentheses, after ``WHERE`` or ``AND`` only,
+    in a WHERE with no ``OR``, ``XOR`` or ``NOT`` anywhere: such a predicate is
+    null for a node without ``key``, so it keeps only nodes that hold it.
+    """
+    after = tokens[key_at + 1] if key_at + 1 < len(tokens) else None
+    if after is None or not (after.is_punct(*_REJECTING) or after.is_name(*_REJECTING_WORDS)):
+        return False
+    k = key_at - 3
+    while k >= 0 and tokens[k].is_punct("("):
+        k -= 1
+    if k < 0 or not tokens[k].is_name("WHERE", "AND"):
+        return False
+    # the brackets open at the access must all be grouping parentheses of a depth-0 WHERE
+    stack: list[bool] = []
+    where = None
+    for j in range(key_at):
+        tok = tokens[j]
+        if tok.is_punct("(", "[", "{"):
+            before = tokens[j - 1] if j else None
+            stack.append(
+                tok.is_punct("(")
+                and before is not None
+                and (before.is_name("WHERE", "AND") or before.is_punct("("))
+            )
+        elif tok.is_punct(")", "]", "}"):
+            if stack:
+                stack.pop()
+        elif not stack and tok.upper in _CLAUSE_KEYWORDS and _keyword_at(tokens, j):
+            where = j if tok.is_name("WHERE") else None
+    if where is None or not all(stack):
+        return False
+    depth = 0
+    for tok in tokens[where + 1 :]:
+        if tok.is_punct("(", "[", "{"):
+            depth += 1
+        elif tok.is_punct(")", "]", "}"):
+            depth -= 1
+        elif depth == 0 and tok.upper in _CLAUSE_KEYWORDS:
+            break
+        elif tok.is_name("OR", "XOR", "NOT"):
+            return False
+    return True
+
+
+def _missing_label_findings(query: str, branch: BranchFacts, index: GraphIndex) -> list[Finding]:
+    """A node variable with no label whose compared property keys fit one label.
+
+    Evidence is what keeps only nodes holding a key: a key in the variable's property
+    map, or compared (``=``, ``<``, ``IN``, ``STARTS WITH``, ...; not ``IS NULL``) in a
+    conjunct of a WHERE without ``OR``, ``XOR`` or ``NOT``. Candidates are the labels that
+    hold every such key, narrowed by each relationship attached to the variable (the
+    labels at either end of any of its alternative types; either direction, since a
+    reversed arrow is the direction check's to report). Only a single candidate, in a
+    graph of more than one label, is a finding; the label is inserted after the
+    variable in its first node pattern. The rows cannot change: a node without the key
+    fails the comparison. A variable whose keys are only projected, tested for null or
+    compared under ``OR``/``NOT`` gives no evidence and is left alone. Why: the repairs
+    that read the question need a labelled variable (``answer_shape`` lists ``v.name``,
+    ``unbound_reference`` binds the names of one label), and Qwen2.5-Coder-1.5B wrote no
+    label in 110 of 228 agentic predictions (row E-prime of the local leaderboard).
     """
     if len(index.labels) < 2:
         return []
+    tokens = tokenize(query, lenient=True)
+    key_index = {tok.start: k for k, tok in enumerate(tokens)}
     findings: list[Finding] = []
     variables = {n.variable for n in branch.nodes if n.variable} - branch.rebound
+    triples = index.triples()
     for variable in sorted(variables):
         if branch.labels_of(variable):
             continue
         nodes = sorted((n for n in branch.nodes if n.variable == variable), key=lambda n: n.start)
-        keys = {a.key for a in branch.accesses if a.variable == variable}
-        keys |= {key for n in nodes for key, _ in n.map_keys}
-        types = {
-            name
-            for r in branch.relationships
-            if variable in (r.left.variable, r.right.variable)
-            for name, _ in r.types
+        keys = {key for n in nodes for key, _ in n.map_keys}
+        keys |= {
+            a.key
+            for a in branch.accesses
+            if a.variable == variable
+            and a.span.start in key_index
+            and _rejecting_conjunct(tokens, key_index[a.span.start])
         }
         if not keys:
             continue
         candidates = set(index.labels)
         for key in keys:
             candidates &= set(index.owners_of(key))
-        triples = index.triples()
-        for rel_type in types:
-            candidates &= {end for a, t, b in triples if t == rel_type for end in (a, b)}
+        for rel in branch.relationships:
+            if variable not in (rel.left.variable, rel.right.variable) or not rel.types:
+                continue
+            alternatives = {name for name, _ in rel.types}
+            candidates &= {end for a, t, b in triples if t in alternatives for end in (a, b)}
         if len(candidates) != 1:
             continue
         (label,) = candidates
@@ -558,10 +619,7 @@ def _missing_label_findings(query: str, branch: BranchFacts, index: GraphIndex) 
         if opened is None:
             continue
         at = first.start + opened.end()
-        evidence = ", ".join(
-            [f"property key {k!r}" for k in sorted(keys)]
-            + [f"relationship type {t}" for t in sorted(types)]
-        )
+        evidence = ", ".join(f"property key {k!r}" for k in sorted(keys))
         findings.append(
             Finding(
                 code="missing_label",

@@ -168,7 +168,7 @@ class ProtocolSettings(BaseModel):
 
         In a fixed order, comma-separated: ``grounding check+repair+values`` (or
         ``grounding all``), ``explicit`` (framing), ``guards`` (decoding guards),
-        ``note`` (output note), ``chain`` (chain note), ``repeat`` (repeat guard), ``memory`` (query memory), ``schema first``, ``last action`` (last-action note). ``cypherturn report``
+        ``note`` (output note), ``chain`` (chain note), ``repeat`` (repeat guard), ``memory`` (query memory), ``schema first``, ``last action`` (last-action note), ``grammar`` (action grammar). ``cypherturn report``
         keeps runs that differ in it apart (:attr:`cypherturn.records.TurnRecord.harness`).
         """
         parts = []

@@ -96,10 +96,12 @@ class RunConfig(BaseModel):
         run_id: the run's identifier.
         model: the evaluated model's spec.
         sim_model: the user simulator's model spec (agentic; ``None``: the evaluated model).
-        n_ctx: the context window, tokens, the evaluated local model was loaded with
-            when the run set one (``--n-ctx``); ``None``: the model's default
-            (4,096 for GGUF models). Left out of the stored configuration and of the
-            digest while ``None``, so runs recorded before it existed still resume.
+        n_ctx: the context window, tokens, requested for the evaluated local model
+            when the run set one (``--n-ctx``; llama.cpp caps it at the model's
+            training context); ``None``: the model's default (4,096 for GGUF models).
+            Left out of the stored configuration and of the digest while ``None``, so
+            runs recorded before it existed still resume; a run started with
+            ``--n-ctx 4096`` and one without it are different configurations.
         settings: protocol settings.
         prompt_version: the prompt files' version.
         prompt_digest: digest of the prompt texts.
