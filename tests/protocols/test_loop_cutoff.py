@@ -23,16 +23,7 @@ class CutShort(ReplayChatModel):
 def test_a_reply_cut_at_the_token_cap_is_named_so(heroes: GraphEngine) -> None:
     model = CutShort(['{"action": "EXECUTE_CYPHER", "input": "MATCH (h:Hero) RETURN h.na'] * 3)
     steps: list[ActionStep] = []
-    result = run_action_loop(
-        call=ModelCaller(model, temperature=0.0, max_tokens=10, seed=None),
-        messages=[ChatMessage(role="user", content="Name the heroes.")],
-        turn=1,
-        max_actions=3,
-        executor=ActionExecutor(heroes),
-        ask=lambda question, asks: ("", 0),
-        on_step=steps.append,
-        footer=lambda left: f"{left} left.",
-    )
+    result = _loop(model, heroes, steps)
     assert result.prediction is None
     assert [s.observation for s in steps] == [CUT_OFF] * 3
     assert model.calls[1][-1].content.startswith(f"Observation:\n{CUT_OFF}")

@@ -249,8 +249,17 @@ class ParsedQuery:
         return any(isinstance(c, OtherClause) and c.writes for p in self.parts for c in p.clauses)
 
 
-def _depths(tokens: list[Token]) -> list[int]:
-    """Bracket depth before each token; raises on unbalanced brackets."""
+def bracket_depths(tokens: list[Token], *, open_at_end: bool = False) -> list[int]:
+    """Bracket depth before each token.
+
+    Args:
+        tokens: the query's tokens.
+        open_at_end: allow brackets still open at the end (a query cut off).
+
+    Raises:
+        CypherParseError: a closer that matches no opener, or (unless
+            ``open_at_end``) an opener never closed.
+    """
     stack: list[str] = []
     depths: list[int] = []
     for tok in tokens:
@@ -263,7 +272,7 @@ def _depths(tokens: list[Token]) -> list[int]:
             if not stack or stack[-1] != tok.text:
                 raise CypherParseError(f"unbalanced {tok.text!r} at offset {tok.start}")
             stack.pop()
-    if stack:
+    if stack and not open_at_end:
         raise CypherParseError(f"missing {stack[-1]!r} at the end of the query")
     return depths
 
@@ -311,7 +320,7 @@ class _Parser:
     def __init__(self, text: str) -> None:
         self.text = text
         self.tokens = tokenize(text)
-        self.depths = _depths(self.tokens)
+        self.depths = bracket_depths(self.tokens)
 
     def src(self, lo: int, hi: int) -> str:
         """Source text covering tokens ``[lo, hi)``."""

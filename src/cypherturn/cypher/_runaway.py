@@ -9,31 +9,15 @@ first item it wrote a second time is a query; what follows repeats it.
 
 from __future__ import annotations
 
-from cypherturn.cypher._tokens import OPENERS, Token, TokenKind, tokenize
+from cypherturn.cypher._parse import bracket_depths
+from cypherturn.cypher._tokens import tokenize
+from cypherturn.errors import CypherParseError
 
 __all__ = ["runaway_projection_end"]
 
-_CLOSERS = frozenset(OPENERS.values())
 _CLAUSES = (
     "MATCH", "OPTIONAL", "WHERE", "WITH", "RETURN", "UNWIND", "ORDER", "SKIP", "LIMIT", "UNION", "CALL",
 )  # fmt: skip
-
-
-def _depths(tokens: list[Token]) -> list[int] | None:
-    """Bracket depth before each token; None when a closer does not match."""
-    stack: list[str] = []
-    depths: list[int] = []
-    for tok in tokens:
-        depths.append(len(stack))
-        if tok.kind is not TokenKind.PUNCT:
-            continue
-        if tok.text in OPENERS:
-            stack.append(OPENERS[tok.text])
-        elif tok.text in _CLOSERS:
-            if not stack or stack[-1] != tok.text:
-                return None
-            stack.pop()
-    return depths
 
 
 def runaway_projection_end(query: str) -> int | None:
@@ -57,8 +41,9 @@ def runaway_projection_end(query: str) -> int | None:
         last projection repeats no item, or a bracket before the repeat is unbalanced.
     """
     tokens = tokenize(query, lenient=True)
-    depths = _depths(tokens)
-    if depths is None:
+    try:
+        depths = bracket_depths(tokens, open_at_end=True)
+    except CypherParseError:
         return None
     clauses = [
         i
