@@ -20,10 +20,11 @@ re-evaluated the whole conversation while the simulator shared the agent's llama
 world, personas and phenomena balanced) into ``--out`` with the harness of the
 best-measured row of its protocol (explicit framing, decoding guards, output note, repeat
 guard; guided runs also the chain note, the last-action note and every grounding part,
-the question and reference parts included, row S; agentic runs grounding off and
-``--variant persistent_schema --schema-first``, row I),
+the question and reference parts included, row S; agentic runs grounding's repairs,
+values, question and reference parts, ``--variant persistent_schema --schema-first`` and
+an 8,192-token context, row U),
 through the ``cypherturn bench run`` command a user would type; a killed run resumes.
-About 30-40 minutes a guided run of the 1.5B model on 2 cores, 78 minutes an agentic x3 one.
+About 30-40 minutes a guided run of the 1.5B model on 2 cores, 53 minutes an agentic x3 one.
 """
 
 from __future__ import annotations
@@ -46,7 +47,10 @@ from cypherturn.runner import CONFIG_FILE, RunConfig
 ROWS = Path(__file__).resolve().parents[1] / "docs" / "results" / "leaderboard-local"
 HARNESS = ["--framing", "explicit", "--decoding-guards", "--output-note", "--repeat-guard"]
 GUIDED_HARNESS = ["--grounding", "all", "--chain-note", "--last-action-note"]
-AGENTIC_HARNESS = ["--grounding", "none", "--variant", "persistent_schema", "--schema-first"]
+AGENTIC_HARNESS = [
+    "--grounding", "repair,values,question,reference", "--variant", "persistent_schema",
+    "--schema-first", "--n-ctx", "8192",
+]  # fmt: skip
 EX_TARGETS = {("qwen2.5-coder-1.5b", "guided"): 0.28, ("qwen2.5-coder-1.5b", "agentic x3"): 0.15}
 UNREADABLE_TARGET = 0.01
 
@@ -137,7 +141,8 @@ def row(run: Path) -> str:
     protocol = settings.protocol.value
     if protocol == "agentic":
         protocol += f" x{settings.budget_multiplier}"
-    head = f"{run.name}: {config.model} {protocol} [{settings.harness or 'paper'}]"
+    window = f", n_ctx {config.n_ctx}" if config.n_ctx is not None else ""
+    head = f"{run.name}: {config.model} {protocol} [{settings.harness or 'paper'}{window}]"
     if (run / "scores.jsonl").exists():
         text = f"{head}, {_ex(run, EX_TARGETS.get((config.model, protocol)))}"
     else:
