@@ -25,8 +25,8 @@ from pathlib import Path
 
 from cypherturn.agent import ActionExecutor, AgentGrounding
 from cypherturn.api import bench_engines
-from cypherturn.protocols import agentic_context, guided_context
 from cypherturn.metrics import Scorer
+from cypherturn.protocols import agentic_context, guided_context
 from cypherturn.records import TurnRecord, TurnScore, read_jsonl
 from cypherturn.sessions import read_sessions
 
