@@ -252,6 +252,29 @@ def test_a_changed_configuration_is_refused(
     assert len(_episodes(tiny_run)) == 4
 
 
+def test_the_context_window_is_recorded_only_when_set_and_checked_on_resume(
+    make_config: Callable[..., QerRunConfig],
+    fraud_engine: GraphEngine,
+    fraud_set: QuestionSet,
+    tiny_run: Path,
+    tmp_path: Path,
+    replies: Callable[[int], list[str]],
+) -> None:
+    engines, sets = {"fraud": fraud_engine}, {"fraud": fraud_set}
+    # a run recorded without a window (as every run before --n-ctx existed) has no key
+    assert "n_ctx" not in json.loads((tiny_run / QER_CONFIG_FILE).read_text(encoding="utf-8"))
+    with pytest.raises(ConfigError, match=r"n_ctx None -> 8192"):
+        run_qer_experiment(make_config(n_ctx=8192), ReplayChatModel([]), engines, sets, tiny_run)
+    wide = tmp_path / "wide"
+    run_qer_experiment(make_config(n_ctx=8192), ReplayChatModel(replies(4)), engines, sets, wide)
+    stored = QerRunConfig.model_validate_json((wide / QER_CONFIG_FILE).read_text(encoding="utf-8"))
+    assert stored.n_ctx == 8192
+    with pytest.raises(ConfigError, match=r"n_ctx 8192 -> None"):
+        run_qer_experiment(make_config(), ReplayChatModel([]), engines, sets, wide)
+    resumed = run_qer_experiment(make_config(n_ctx=8192), ReplayChatModel([]), engines, sets, wide)
+    assert resumed.skipped == 4 and resumed.ran == 0
+
+
 def test_concurrent_workers_write_whole_lines(
     make_config: Callable[..., QerRunConfig],
     fraud_engine: GraphEngine,

@@ -59,7 +59,8 @@ class QerRun(BaseModel):
             name is recorded); empty ``question_sets`` digests are filled in from
             the sets loaded, given ones are checked against them.
         out_dir: the run directory (resumed when it exists).
-        model_options: keyword options for :func:`cypherturn.models.load_model`.
+        model_options: keyword options for :func:`cypherturn.models.load_model`;
+            an ``n_ctx`` among them is recorded as the experiment's ``n_ctx``.
         question_dir: folder with ``<dataset>.json`` question sets (``None``: packaged).
         engine_url: as in :func:`~cypherturn.api.connect`.
         concurrency: worker threads (useful for ``openai:`` endpoints; GGUF is serialised).
@@ -131,6 +132,7 @@ def run_qer(
         update={
             "strategies": strategies,
             "model": chat_model.spec,
+            "n_ctx": run.model_options.get("n_ctx", experiment.n_ctx),
             "question_sets": experiment.question_sets
             or {d: question_set_digest(qs) for d, qs in sets.items()},
         }

@@ -47,9 +47,16 @@ import zlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    ValidationError,
+    model_serializer,
+)
 
 from cypherturn.errors import ConfigError, DatasetError, EngineConnectionError, ModelError
 from cypherturn.experiments._questions import TIERS, Question, QuestionSet, select_questions
@@ -100,6 +107,11 @@ class QerRunConfig(BaseModel):
         schema_version: layout version.
         datasets / tiers / strategies: the grid (strategies ``is``, ``ras``, ``single``).
         model: the model spec (recorded in every episode).
+        n_ctx: the context window, tokens, requested for a local model (``--n-ctx``;
+            llama.cpp caps it at the model's training context); ``None``: the
+            model's default (4,096 for GGUF models). Left out of ``qer.json`` while
+            ``None``, so runs recorded before it existed still resume; a run
+            started with ``--n-ctx 4096`` and one without it are different.
         budget: n, attempts per question (RAS §4.7: 5).
         runs: R, independent runs per configuration (RAS §4.7: 128).
         temperature: sampling temperature (RAS §4.7: 0.9).
@@ -118,6 +130,7 @@ class QerRunConfig(BaseModel):
     tiers: list[str] = Field(min_length=1)
     strategies: list[str] = Field(min_length=1)
     model: str = Field(min_length=1)
+    n_ctx: int | None = Field(default=None, ge=1)
     budget: int = Field(ge=1)
     runs: int = Field(ge=1)
     temperature: float = Field(ge=0.0)
@@ -128,6 +141,13 @@ class QerRunConfig(BaseModel):
     timeout_s: float | None = Field(default=None, gt=0.0)
     row_cap: int | None = Field(default=None, ge=1)
     question_sets: dict[str, str] = Field(default_factory=dict)
+
+    @model_serializer(mode="wrap")
+    def _compact(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        if self.n_ctx is None:
+            data.pop("n_ctx", None)
+        return data
 
     def strategy_config(self, seed: int) -> StrategyConfig:
         """The shared IS/RAS settings for one episode with base seed ``seed``."""
