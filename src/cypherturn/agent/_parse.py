@@ -66,7 +66,12 @@ _PAYLOAD_KEYS = ("input", "payload", "query", "question", "arguments", "args")
 _ESCAPE = re.compile(r"\\(.?)", re.DOTALL)
 _CYPHER_ACTIONS = (Action.EXECUTE_CYPHER, Action.SUBMIT_ANSWER)
 _NEEDS_INPUT = (Action.EXECUTE_CYPHER, Action.SUBMIT_ANSWER, Action.ASK_USER)
-_FENCED = re.compile(r"^```[\w-]*[ \t]*\n?(?P<body>.*?)\n?```$", re.DOTALL)
+# A language tag ends at the fence's first newline; on a one-line fence (```MATCH (n) RETURN n```)
+# only a known tag is one, else the query's first word would be read as the tag.
+_FENCED = re.compile(
+    r"^```(?:[\w-]*[ \t]*\n|(?i:cypher|cql|opencypher|json|sql)[ \t]+)?(?P<body>.*?)\n?```$",
+    re.DOTALL,
+)
 _NAMED = re.compile(
     r"^(?:action\s*:\s*)?(?P<name>(?:execute|submit|inspect|search|ask)[_ ]"
     r"(?:cypher|answer|schema|values|user))\b[ \t]*(?:\n\s*(?:action[_ ])?input\s*)?"
