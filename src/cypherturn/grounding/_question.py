@@ -4,7 +4,8 @@
 ``WITH m, count(c) AS n WHERE n > 500``; small models answer it with
 ``ORDER BY n DESC LIMIT 500``, which runs, returns rows, and passes every
 schema check. :func:`check_question` finds a comparative threshold in the
-question ("more than 500", "at least three", "over 100k", "fewer than 10")
+question ("more than 500", "at least three", "over 100k", "fewer than 10",
+"no less than 5", which asks for ``>= 5``)
 and reports a ``question_threshold`` finding when the query compares nothing
 with that number. The check is textual and conservative: a question without
 such a phrase gets no finding, and any comparison of the number (``> 500``,
@@ -33,15 +34,17 @@ _OPERATORS = {
     "longer than": ">", "larger than": ">", "bigger than": ">", "higher than": ">", "over": ">",
     "above": ">", "exceeding": ">", "at least": ">=", "fewer than": "<", "less than": "<",
     "lower than": "<", "smaller than": "<", "under": "<", "below": "<", "at most": "<=",
-    "no more than": "<=",
 }  # fmt: skip
+# "no less than 5" is ">= 5", not the "less than 5" inside it; the regex tries longer phrases first.
+_OPERATORS |= {
+    f"{negation} {phrase}": {">": "<=", "<": ">="}[operator]
+    for phrase, operator in list(_OPERATORS.items())
+    if phrase.endswith(" than")
+    for negation in ("no", "not")
+}
 """The comparison each comparative phrase asks for."""
 
-_COMPARATIVES = (
-    "more than", "greater than", "older than", "younger than", "longer than", "larger than", "bigger than", "higher than", "over", "above",
-    "exceeding", "at least", "fewer than", "less than", "lower than", "smaller than", "under",
-    "below", "at most", "no more than",
-)  # fmt: skip
+_COMPARATIVES = tuple(_OPERATORS)
 
 _PHRASE = re.compile(
     r"\b(" + "|".join(re.escape(c) for c in sorted(_COMPARATIVES, key=len, reverse=True)) + r")"
