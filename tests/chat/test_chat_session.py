@@ -98,6 +98,59 @@ def test_a_question_that_does_not_refer_back_is_asked_on_its_own(town: GraphEngi
     assert alone.result.rows == [["Ada Lovelace"]]
 
 
+def test_a_follow_up_is_checked_against_its_own_question_not_the_earlier_ones(
+    town: GraphEngine,
+) -> None:
+    crowded = (
+        "MATCH (p:Person)-[:LIVES_IN]->(c:City) WITH c, count(p) AS n WHERE n > 1 "
+        "RETURN c.name AS city"
+    )
+    residents = (
+        "MATCH (p:Person)-[:LIVES_IN]->(c:City) WHERE c.name IN ['London'] RETURN p.name AS name"
+    )
+    model = ReplayChatModel([crowded, crowded, "London.", residents, residents, "Ada and Alan."])
+    with api.ChatSession(_config(town), model=model) as chat:
+        chat.ask("Which cities have more than 1 resident?")
+        follow = chat.ask("Who lives in those?")
+    # "more than 1" belongs to the first question: the follow-up's query need not compare 1
+    assert "more than 1" in follow.asked
+    assert follow.outcome == "answered" and follow.query == residents
+    assert follow.strategy is not None
+    assert all(
+        f.code != "question_threshold"
+        for a in follow.strategy.attempts
+        for f in [*a.findings, *a.repairs]
+    )
+    assert model.remaining == 0
+
+
+def test_a_follow_up_about_those_is_bound_to_the_names_the_last_turn_listed(
+    town: GraphEngine,
+) -> None:
+    londoners = "MATCH (p:Person)-[:LIVES_IN]->(c:City {name: 'London'}) RETURN p.name AS name"
+    everyone = "MATCH (p:Person) RETURN avg(p.born) AS born"
+    model = ReplayChatModel(
+        [londoners, londoners, "Ada and Alan.", everyone, everyone, "On average 1863.5."]
+    )
+    with api.ChatSession(_config(town), model=model) as chat:
+        first = chat.ask("Who lives in London?")
+        follow = chat.ask("What is the average birth year of those?")
+    assert first.result is not None
+    assert sorted(first.result.rows) == [["Ada Lovelace"], ["Alan Turing"]]
+    # the model averaged over every person; "those" are the two Londoners it listed
+    assert follow.outcome == "answered" and follow.query is not None
+    assert follow.result is not None and follow.result.rows == [[1863.5]]
+    assert town.execute(follow.query).rows == [[1863.5]]
+    assert follow.strategy is not None
+    assert "unbound_reference" in {r.code for a in follow.strategy.attempts for r in a.repairs}
+    # a question that does not refer back is left alone
+    model = ReplayChatModel([londoners, londoners, "Ada and Alan.", everyone, everyone, "1877."])
+    with api.ChatSession(_config(town), model=model) as chat:
+        chat.ask("Who lives in London?")
+        alone = chat.ask("What is the average birth year of all people?")
+    assert alone.query == everyone
+
+
 @pytest.mark.parametrize(
     ("question", "expected"),
     [

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable, Sequence
 from contextlib import ExitStack
@@ -27,10 +28,13 @@ from cypherturn.chat import (
 )
 from cypherturn.errors import ConfigError
 from cypherturn.graph import GraphEngine, GraphSchema, render_schema_prompt
-from cypherturn.grounding import GraphIndex, graph_index
+from cypherturn.grounding import GraphIndex, PreviousResult, graph_index, previous_names
 from cypherturn.models import ChatModel, load_model
 from cypherturn.protocols import HISTORY_ROWS
 from cypherturn.strategies import (
+    FollowUp,
+    GroundedStrategy,
+    Strategy,
     TokenCallback,
     get_strategy,
     schema_examples,
@@ -69,7 +73,11 @@ class ChatSession:
     ``cypherturn ask``) on the question preceded by the conversation so far
     (:func:`~cypherturn.chat.chat_history`) when it refers back to it
     (:func:`~cypherturn.chat.refers_back`), so a follow-up is resolved against
-    earlier questions, queries and results; then, for an answered turn, writes
+    earlier questions, queries and results. Under ``ras+`` the question checks
+    read the current question alone (:class:`~cypherturn.strategies.FollowUp`),
+    and a follow-up about "those" whose query ranges over the label of the names
+    the last answered turn listed is restricted to those names
+    (:func:`~cypherturn.grounding.bind_reference`, recorded as a repair). Then, for an answered turn, writes
     the answer in words (:func:`~cypherturn.answers.answer_in_words`). A question
     the graph cannot answer is recorded as ``out_of_scope`` with the reason
     (:func:`~cypherturn.chat.scope_problem`, :func:`~cypherturn.chat.result_problem`).
@@ -245,7 +253,8 @@ class ChatSession:
             keep=self.config.history_turns,
             rows=self.config.history_rows,
         )
-        asked = contextual_question(question, history if refers_back(question) else "")
+        follows = refers_back(question)
+        asked = contextual_question(question, history if follows else "")
         number = len(self._turns) + 1
         problem = scope_problem(question, index, follows=bool(history))
         if problem is not None:
@@ -258,7 +267,12 @@ class ChatSession:
                 seconds=time.perf_counter() - started,
             )
             return self._record(turn)
-        result = get_strategy(self.config.strategy, on_token=on_token).run(
+        strategy: Strategy = get_strategy(self.config.strategy, on_token=on_token)
+        if isinstance(strategy, GroundedStrategy):
+            previous = self._previous_result(index) if follows else None
+            follow_up = FollowUp(question=question.strip(), previous=previous)
+            strategy = dataclasses.replace(strategy, follow_up=follow_up)
+        result = strategy.run(
             model,
             engine,
             asked,
@@ -291,6 +305,17 @@ class ChatSession:
             seconds=time.perf_counter() - started,
         )
         return self._record(turn)
+
+    def _previous_result(self, index: GraphIndex) -> PreviousResult | None:
+        """The last answered turn's rows as names of one label, for binding "those" to them."""
+        answered = [t for t in self._turns if t.outcome == "answered" and t.result is not None]
+        if not answered:
+            return None
+        result = answered[-1].result
+        assert result is not None
+        if result.truncated:
+            return None
+        return previous_names(result.columns, result.rows, index)
 
     def _record(self, turn: ChatTurn) -> ChatTurn:
         self._turns.append(turn)

@@ -69,6 +69,7 @@ from cypherturn.strategies._prompts import load_prompts
 from cypherturn.strategies._records import (
     CONFIDENT_PROBABILITY,
     Attempt,
+    FollowUp,
     GroundingParts,
     StrategyConfig,
     StrategyResult,
@@ -111,10 +112,15 @@ class GroundedStrategy:
     Attributes:
         parts: which grounding parts are on.
         on_token: called with each generated piece of text when the model streams.
+        follow_up: in a conversation, the current question and the previous result
+            (:class:`FollowUp`): the question checks read that question instead of the
+            whole text answered, and a follow-up about "those" is bound to the
+            names the previous turn listed. ``None``: the question stands alone.
     """
 
     parts: GroundingParts
     on_token: TokenCallback | None = None
+    follow_up: FollowUp | None = None
 
     @property
     def name(self) -> str:
@@ -293,8 +299,14 @@ class GroundedStrategy:
         findings = list(report.findings) if self.parts.check else []
         if (self.parts.check or self.parts.repair) and query:
             before = query
+            follow_up = self.follow_up
             query, applied, asked = question_repairs(
-                query, question, index, repair=self.parts.repair
+                query,
+                question if follow_up is None else follow_up.question,
+                index,
+                repair=self.parts.repair,
+                previous=None if follow_up is None else follow_up.previous,
+                reference=follow_up is not None,
             )
             if applied:
                 repairs += applied

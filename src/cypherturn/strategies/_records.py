@@ -15,7 +15,7 @@ from pydantic import (
 
 from cypherturn.errors import ConfigError, ErrorClass
 from cypherturn.graph import QueryResult
-from cypherturn.grounding import Finding
+from cypherturn.grounding import Finding, PreviousResult
 from cypherturn.models import DEFAULT_TEMPERATURE
 from cypherturn.strategies._prompts import PROMPT_VERSION
 
@@ -25,6 +25,7 @@ __all__ = [
     "GROUNDING_PARTS",
     "RESULT_SCHEMA_VERSION",
     "Attempt",
+    "FollowUp",
     "GroundingParts",
     "StrategyConfig",
     "StrategyResult",
@@ -91,6 +92,29 @@ GROUNDING_PARTS = (
     "confident",
 )  # fmt: skip
 """The parts of the grounded strategy ``ras+``, each switchable (``ras+:check,values``)."""
+
+
+class FollowUp(BaseModel):
+    """A conversation's current question and the previous result, for the checks that read them.
+
+    In a conversation the question a strategy answers is the conversation so far
+    followed by the current question (:func:`~cypherturn.chat.contextual_question`);
+    the grounded strategy's question checks must read the current question alone,
+    or a threshold an earlier question stated ("more than 500") would flag a
+    follow-up that rightly compares nothing with it.
+
+    Attributes:
+        question: the current question as the user typed it.
+        previous: the previous answered turn's result when it listed names of one
+            label (:func:`~cypherturn.grounding.previous_names`); with it, a
+            follow-up that refers to "those" gets
+            :func:`~cypherturn.grounding.bind_reference`'s repair.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    question: str = Field(min_length=1)
+    previous: PreviousResult | None = None
 
 
 class GroundingParts(BaseModel):
