@@ -167,6 +167,15 @@ def test_qer_run_report_and_questions(embedded_server: EmbeddedFalkorDB, tmp_pat
                 out_dir=tmp_path / "other",
             )
         )
+    # the experiment's context window is the model's: a different model option is refused,
+    # and a replay model, which has no window, refuses the option when it is loaded
+    windowed = experiment.model_copy(update={"n_ctx": 8192})
+    with pytest.raises(ConfigError, match="n_ctx 8192 and the model option n_ctx 4096"):
+        api.run_qer(
+            api.QerRun(experiment=windowed, out_dir=tmp_path / "w", model_options={"n_ctx": 4096})
+        )
+    with pytest.raises(ConfigError, match="n_ctx"):
+        api.run_qer(api.QerRun(experiment=windowed, out_dir=tmp_path / "w"))
 
     shown = api.qer_report(api.QerReportConfig(run_dir=run.out_dir, qer_n=2))
     assert shown.written[0].is_file() and shown.written[0].parent == run.out_dir / "report"

@@ -31,6 +31,7 @@ from cypherturn.grounding import (
         ("how many patients were older than 90?", [90.0]),
         ("which areas have fewer than 2,000 crimes?", [2_000.0]),
         ("which areas have no fewer than 2,000 crimes?", [2_000.0]),
+        ("which areas have not   over 2,000 crimes?", [2_000.0]),
         ("how many crimes are still under investigation?", []),
         ("what are the top 5 crime types?", []),
     ],
@@ -101,6 +102,16 @@ def test_a_limit_equal_to_the_threshold_cuts_the_answer() -> None:
             "which people took part in not more than 3 crimes?",
             "MATCH (p:Person)-[:PARTY_TO]->(c:Crime) RETURN p, count(*) AS k LIMIT 3",
             "MATCH (p:Person)-[:PARTY_TO]->(c:Crime) WITH p, count(*) AS k WHERE k <= 3 RETURN p, k",
+        ),
+        (
+            "which people took part in not over 3 crimes?",
+            "MATCH (p:Person)-[:PARTY_TO]->(c:Crime) RETURN p, count(*) AS k LIMIT 3",
+            "MATCH (p:Person)-[:PARTY_TO]->(c:Crime) WITH p, count(*) AS k WHERE k <= 3 RETURN p, k",
+        ),
+        (
+            "which people took part in not  less than 3 crimes?",
+            "MATCH (p:Person)-[:PARTY_TO]->(c:Crime) RETURN p, count(*) AS k LIMIT 3",
+            "MATCH (p:Person)-[:PARTY_TO]->(c:Crime) WITH p, count(*) AS k WHERE k >= 3 RETURN p, k",
         ),
     ],
 )

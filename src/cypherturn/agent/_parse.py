@@ -66,10 +66,12 @@ _PAYLOAD_KEYS = ("input", "payload", "query", "question", "arguments", "args")
 _ESCAPE = re.compile(r"\\(.?)", re.DOTALL)
 _CYPHER_ACTIONS = (Action.EXECUTE_CYPHER, Action.SUBMIT_ANSWER)
 _NEEDS_INPUT = (Action.EXECUTE_CYPHER, Action.SUBMIT_ANSWER, Action.ASK_USER)
-# A language tag ends at the fence's first newline; on a one-line fence (```MATCH (n) RETURN n```)
+# A language tag ends at the fence's first newline and is never a clause keyword (```OPTIONAL
+# then MATCH ... on the next line is a query); on a one-line fence (```MATCH (n) RETURN n```)
 # only a known tag is one, else the query's first word would be read as the tag.
 _FENCED = re.compile(
-    r"^```(?:[\w-]*[ \t]*\n|(?i:cypher|cql|opencypher|json|sql)[ \t]+)?(?P<body>.*?)\n?```$",
+    r"^```(?:(?!(?i:optional|match|with|return|unwind|call|union)\b)[\w-]*[ \t]*\n"
+    r"|(?i:cypher|cql|opencypher|neo4j|json|sql)[ \t]+)?(?P<body>.*?)\n?```$",
     re.DOTALL,
 )
 _NAMED = re.compile(
@@ -287,7 +289,7 @@ def _objects(text: str, ended: bool) -> tuple[list[tuple[dict[str, Any], bool]],
 
 def _unfence(text: str) -> str:
     """The text inside one Markdown code fence around all of ``text``, else ``text``."""
-    text = text.strip()
+    text = text.replace("\r\n", "\n").strip()
     fenced = _FENCED.match(text)
     return fenced.group("body").strip() if fenced else text
 

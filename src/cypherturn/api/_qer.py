@@ -60,7 +60,8 @@ class QerRun(BaseModel):
             the sets loaded, given ones are checked against them.
         out_dir: the run directory (resumed when it exists).
         model_options: keyword options for :func:`cypherturn.models.load_model`;
-            an ``n_ctx`` among them is recorded as the experiment's ``n_ctx``.
+            an ``n_ctx`` among them is recorded as the experiment's ``n_ctx``, and
+            the experiment's ``n_ctx``, when set, is the model's window.
         question_dir: folder with ``<dataset>.json`` question sets (``None``: packaged).
         engine_url: as in :func:`~cypherturn.api.connect`.
         concurrency: worker threads (useful for ``openai:`` endpoints; GGUF is serialised).
@@ -113,7 +114,8 @@ def run_qer(
         The :class:`~cypherturn.experiments.QerRunSummary`.
 
     Raises:
-        ConfigError: an unknown strategy, dataset or tier, a changed configuration in
+        ConfigError: an unknown strategy, dataset or tier, an experiment ``n_ctx`` other
+            than the ``n_ctx`` model option, a changed configuration in
             the run directory, a question set that does not match its digest.
         DatasetError: a missing or malformed question set or run directory.
         ModelError: the model cannot be loaded.
@@ -127,12 +129,21 @@ def run_qer(
     # The strategy's own name, which episodes record: resuming matches episodes by it.
     strategies = [get_strategy(name).name for name in experiment.strategies]
     sets = {d: load_question_set(d, run.question_dir) for d in experiment.datasets}
-    chat_model = model if model is not None else load_model(experiment.model, **run.model_options)
+    options = dict(run.model_options)
+    if (
+        experiment.n_ctx is not None
+        and options.setdefault("n_ctx", experiment.n_ctx) != experiment.n_ctx
+    ):
+        raise ConfigError(
+            f"the experiment's n_ctx {experiment.n_ctx} and the model option n_ctx "
+            f"{options['n_ctx']} differ"
+        )
+    chat_model = model if model is not None else load_model(experiment.model, **options)
     config = experiment.model_copy(
         update={
             "strategies": strategies,
             "model": chat_model.spec,
-            "n_ctx": run.model_options.get("n_ctx", experiment.n_ctx),
+            "n_ctx": options.get("n_ctx"),
             "question_sets": experiment.question_sets
             or {d: question_set_digest(qs) for d, qs in sets.items()},
         }

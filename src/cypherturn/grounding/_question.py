@@ -35,19 +35,23 @@ _OPERATORS = {
     "above": ">", "exceeding": ">", "at least": ">=", "fewer than": "<", "less than": "<",
     "lower than": "<", "smaller than": "<", "under": "<", "below": "<", "at most": "<=",
 }  # fmt: skip
-# "no less than 5" is ">= 5", not the "less than 5" inside it; the regex tries longer phrases first.
+# "no less than 5" is ">= 5" and "not over 3" is "<= 3", not the comparison inside them; the
+# regex tries longer phrases first.
 _OPERATORS |= {
-    f"{negation} {phrase}": {">": "<=", "<": ">="}[operator]
+    f"{negation} {phrase}": {">": "<=", "<": ">=", ">=": "<", "<=": ">"}[operator]
     for phrase, operator in list(_OPERATORS.items())
-    if phrase.endswith(" than")
     for negation in ("no", "not")
 }
-"""The comparison each comparative phrase asks for."""
+"""The comparison each comparative phrase asks for (keys: words joined by one space)."""
 
 _COMPARATIVES = tuple(_OPERATORS)
 
 _PHRASE = re.compile(
-    r"\b(" + "|".join(re.escape(c) for c in sorted(_COMPARATIVES, key=len, reverse=True)) + r")"
+    r"\b("
+    + "|".join(
+        r"\s+".join(map(re.escape, c.split())) for c in sorted(_COMPARATIVES, key=len, reverse=True)
+    )
+    + r")"
     r"\s+(\d[\d,]*(?:\.\d+)?(?:[km](?![a-z]))?|" + "|".join(_NUMBER_WORDS) + r")\b",
     re.IGNORECASE,
 )
@@ -161,7 +165,8 @@ def check_question(question: str, query: str, index: GraphIndex | None = None) -
         edit = None
         if number in limits:
             message += f": LIMIT {shown} keeps {shown} rows, it does not filter them"
-            operator = _OPERATORS[_PHRASE.match(phrase).group(1).lower()]  # type: ignore[union-attr]
+            words = _PHRASE.match(phrase).group(1).lower().split()  # type: ignore[union-attr]
+            operator = _OPERATORS[" ".join(words)]
             edit = _limit_as_filter(query, number, operator, phrase)
         message += (
             f"; filter with WHERE, on an aggregate through WITH "
