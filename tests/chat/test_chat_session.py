@@ -16,7 +16,14 @@ import pytest
 
 from cypherturn import api
 from cypherturn.answers import NO_DATA, unsupported_numbers
-from cypherturn.chat import ChatTurn, read_transcript, refers_back, scope_problem, stem
+from cypherturn.chat import (
+    ChatTurn,
+    points_to_previous,
+    read_transcript,
+    refers_back,
+    scope_problem,
+    stem,
+)
 from cypherturn.errors import ConfigError
 from cypherturn.graph import GraphEngine
 from cypherturn.grounding import graph_index
@@ -149,6 +156,79 @@ def test_a_follow_up_about_those_is_bound_to_the_names_the_last_turn_listed(
         chat.ask("Who lives in London?")
         alone = chat.ask("What is the average birth year of all people?")
     assert alone.query == everyone
+
+
+@pytest.mark.parametrize(
+    ("follow_up", "query", "rows"),
+    [
+        # "their" is the question's own people, not the Londoners listed before
+        (
+            "Which people live in New York, and what are their birth years?",
+            "MATCH (p:Person)-[:LIVES_IN]->(c:City {name: 'New York'}) "
+            "RETURN p.name AS name, p.born AS born",
+            [["Grace Hopper", 1906]],
+        ),
+        # "those cities" are not the people listed before
+        (
+            "How many people live in those cities?",
+            "MATCH (p:Person)-[:LIVES_IN]->(c:City) RETURN count(p) AS people",
+            [[3]],
+        ),
+    ],
+)
+def test_a_reference_to_something_else_is_not_bound_to_the_last_names(
+    town: GraphEngine, follow_up: str, query: str, rows: list[list[object]]
+) -> None:
+    londoners = "MATCH (p:Person)-[:LIVES_IN]->(c:City {name: 'London'}) RETURN p.name AS name"
+    model = ReplayChatModel([londoners, londoners, "Ada and Alan.", query, query, "Done."])
+    with api.ChatSession(_config(town), model=model) as chat:
+        chat.ask("Who lives in London?")
+        follow = chat.ask(follow_up)
+    assert follow.query == query and follow.result is not None
+    assert follow.result.rows == rows
+
+
+@pytest.mark.parametrize(
+    ("question", "points"),
+    [
+        ("What are their birth years?", True),
+        ("Which of those were born before 1900?", True),
+        ("Which of those people were born before 1900?", True),
+        ("In which cities do those people live?", True),
+        ("Which people live in New York, and what are their birth years?", False),
+        ("How many people live in those cities?", False),
+        ("Which of those cities is largest?", False),
+        ("And the rest of them?", False),
+        ("Who lives in New York?", False),
+    ],
+)
+def test_a_reference_word_points_at_the_listed_people_or_elsewhere(
+    town: GraphEngine, question: str, points: bool
+) -> None:
+    assert points_to_previous(question, "Person", graph_index(town)) is points
+
+
+def test_an_elliptical_follow_up_keeps_the_count_the_conversation_asked_for(
+    town: GraphEngine,
+) -> None:
+    count = "MATCH (p:Person)-[:LIVES_IN]->(c:City {{name: '{}'}}) RETURN count(p) AS people"
+    london, new_york = count.format("London"), count.format("New York")
+    model = ReplayChatModel([london, london, "2.", new_york, new_york, "1."])
+    with api.ChatSession(_config(town), model=model) as chat:
+        chat.ask("How many people live in London?")
+        follow = chat.ask("And in New York?")
+    assert follow.query == new_york and follow.result is not None
+    assert follow.result.rows == [[1]]
+
+
+def test_without_the_repair_part_a_follow_up_is_answered_unbound(town: GraphEngine) -> None:
+    londoners = "MATCH (p:Person)-[:LIVES_IN]->(c:City {name: 'London'}) RETURN p.name AS name"
+    everyone = "MATCH (p:Person) RETURN avg(p.born) AS born"
+    model = ReplayChatModel([londoners, londoners, "Ada and Alan.", everyone, everyone, "1877."])
+    with api.ChatSession(_config(town, strategy="ras+:-repair"), model=model) as chat:
+        chat.ask("Who lives in London?")
+        follow = chat.ask("What is the average birth year of those?")
+    assert follow.outcome == "answered" and follow.query == everyone
 
 
 @pytest.mark.parametrize(

@@ -20,6 +20,7 @@ from cypherturn.chat import (
     Transcript,
     chat_history,
     contextual_question,
+    points_to_previous,
     read_transcript,
     refers_back,
     result_problem,
@@ -269,8 +270,13 @@ class ChatSession:
             return self._record(turn)
         strategy: Strategy = get_strategy(self.config.strategy, on_token=on_token)
         if isinstance(strategy, GroundedStrategy):
-            previous = self._previous_result(index) if follows else None
-            follow_up = FollowUp(question=question.strip(), previous=previous)
+            shown = [t for t in self._turns if t.outcome == "answered"]
+            shown = shown[-self.config.history_turns :] if follows and history else []
+            follow_up = FollowUp(
+                question=question.strip(),
+                previous=self._previous_result(question, index) if shown else None,
+                earlier=tuple(t.question for t in shown),
+            )
             strategy = dataclasses.replace(strategy, follow_up=follow_up)
         result = strategy.run(
             model,
@@ -306,8 +312,8 @@ class ChatSession:
         )
         return self._record(turn)
 
-    def _previous_result(self, index: GraphIndex) -> PreviousResult | None:
-        """The last answered turn's rows as names of one label, for binding "those" to them."""
+    def _previous_result(self, question: str, index: GraphIndex) -> PreviousResult | None:
+        """The last answered turn's rows as names of one label, when ``question`` points at them."""
         answered = [t for t in self._turns if t.outcome == "answered" and t.result is not None]
         if not answered:
             return None
@@ -315,7 +321,10 @@ class ChatSession:
         assert result is not None
         if result.truncated:
             return None
-        return previous_names(result.columns, result.rows, index)
+        previous = previous_names(result.columns, result.rows, index)
+        if previous is None or not points_to_previous(question, previous.label, index):
+            return None
+        return previous
 
     def _record(self, turn: ChatTurn) -> ChatTurn:
         self._turns.append(turn)

@@ -37,6 +37,7 @@ from cypherturn.grounding._reference import (
     PreviousResult,
     bind_reference,
     previous_names,
+    reference_word,
     refers_to_previous,
 )
 from cypherturn.grounding._repair import (
@@ -81,6 +82,7 @@ __all__ = [
     "query_facts",
     "question_repairs",
     "question_thresholds",
+    "reference_word",
     "refers_to_previous",
     "render_links",
     "repair_query",

@@ -15,6 +15,7 @@ such a phrase gets no finding, and any comparison of the number (``> 500``,
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from cypherturn.errors import CypherParseError
 from cypherturn.grounding._check import Edit, Finding
@@ -106,7 +107,13 @@ def _compares(phrase: str, number: float, compared: set[float]) -> bool:
     )
 
 
-def check_question(question: str, query: str, index: GraphIndex | None = None) -> list[Finding]:
+def check_question(
+    question: str,
+    query: str,
+    index: GraphIndex | None = None,
+    *,
+    earlier: Sequence[str] = (),
+) -> list[Finding]:
     """Findings for thresholds the question states and the query does not compare with.
 
     Also flagged: a ``LIMIT`` equal to a threshold the question states when the
@@ -118,6 +125,7 @@ def check_question(question: str, query: str, index: GraphIndex | None = None) -
         question: the user's question.
         query: the candidate Cypher.
         index: the graph's index; with it, also :func:`count_as_list`'s finding.
+        earlier: a conversation's earlier questions, for :func:`count_as_list`.
 
     Returns:
         One ``question_threshold`` finding per missing threshold, empty when every
@@ -174,7 +182,7 @@ def check_question(question: str, query: str, index: GraphIndex | None = None) -
         )
         findings.append(Finding(code="question_threshold", message=message, edit=edit))
     if index is not None:
-        shape = count_as_list(question, query, index)
+        shape = count_as_list(question, query, index, earlier=earlier)
         if shape is not None:
             findings.append(shape)
     return findings
@@ -210,7 +218,9 @@ def asks_for_number(question: str) -> bool:
     return bool(_NUMBER_ASKED.search(question))
 
 
-def count_as_list(question: str, query: str, index: GraphIndex) -> Finding | None:
+def count_as_list(
+    question: str, query: str, index: GraphIndex, *, earlier: Sequence[str] = ()
+) -> Finding | None:
     """An ``answer_shape`` finding when the query counts what the question asks to list.
 
     Fires only when the question asks for no number (:func:`asks_for_number` is
@@ -228,11 +238,14 @@ def count_as_list(question: str, query: str, index: GraphIndex) -> Finding | Non
         question: the user's question.
         query: the candidate Cypher.
         index: the graph's index (property keys per label).
+        earlier: a conversation's earlier questions: where one asks for a number, an
+            elliptical follow-up may too ("How many people live in London?", then
+            "And in New York?"), and the check stays silent.
 
     Returns:
         The finding with its edit, or ``None``.
     """
-    if asks_for_number(question):
+    if asks_for_number(question) or any(asks_for_number(q) for q in earlier):
         return None
     final = _FINAL_COUNT.search(query)
     if final is None or len(re.findall(r"\bRETURN\b", query, re.IGNORECASE)) != 1:

@@ -33,6 +33,7 @@ __all__ = [
     "PreviousResult",
     "bind_reference",
     "previous_names",
+    "reference_word",
     "refers_to_previous",
 ]
 
@@ -69,6 +70,18 @@ class PreviousResult(BaseModel):
 
     label: str
     names: list[str] = Field(min_length=1, max_length=MAX_BOUND_NAMES)
+
+
+def reference_word(question: str) -> re.Match[str] | None:
+    """Where ``question`` refers to the whole previous result: its first reference word, if any.
+
+    ``None`` when :func:`refers_to_previous` does not hold.
+
+    Example:
+        >>> reference_word("Which of those were born before 1900?").group()
+        'those'
+    """
+    return _REFERS.search(question) if refers_to_previous(question) else None
 
 
 def refers_to_previous(question: str) -> bool:

@@ -13,7 +13,7 @@ case-repaired query: one procedure for ``ras+``, the agent and the MCP server's
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
@@ -81,8 +81,9 @@ def _asked(
     *,
     asked: bool,
     reference: bool,
+    earlier: Sequence[str],
 ) -> list[Finding]:
-    findings = check_question(question, query, index) if asked else []
+    findings = check_question(question, query, index, earlier=earlier) if asked else []
     bound = bind_reference(question, query, previous, index) if reference else None
     return [*findings, bound] if bound is not None else findings
 
@@ -96,6 +97,7 @@ def question_repairs(
     previous: PreviousResult | None = None,
     asked: bool = True,
     reference: bool = False,
+    earlier: Sequence[str] = (),
 ) -> tuple[str, list[Finding], list[Finding]]:
     """The checks of a query against its question, and their repairs, then a fresh schema repair round.
 
@@ -113,18 +115,23 @@ def question_repairs(
         previous: the previous turn's result, when it listed names of one label.
         asked: run :func:`~cypherturn.grounding.check_question`.
         reference: run the reference check.
+        earlier: a conversation's earlier questions (for the answer-shape check).
 
     Returns:
         ``(query, repairs applied in order, findings left on the final query)``.
     """
-    found = _asked(question, query, index, previous, asked=asked, reference=reference)
+    found = _asked(
+        question, query, index, previous, asked=asked, reference=reference, earlier=earlier
+    )
     if not repair:
         return query, [], found
     repaired, applied = apply_edits(query, found)
     if not applied:
         return query, [], found
     final, more, _ = repair_query(repaired, index)
-    left = _asked(question, final, index, previous, asked=asked, reference=reference)
+    left = _asked(
+        question, final, index, previous, asked=asked, reference=reference, earlier=earlier
+    )
     return final, [*applied, *more], left
 
 

@@ -306,7 +306,9 @@ class GroundedStrategy:
                 index,
                 repair=self.parts.repair,
                 previous=None if follow_up is None else follow_up.previous,
-                reference=follow_up is not None,
+                # checks alone would only flag the follow-up, and the turn would be refused
+                reference=follow_up is not None and self.parts.repair,
+                earlier=() if follow_up is None else follow_up.earlier,
             )
             if applied:
                 repairs += applied

@@ -106,15 +106,20 @@ class FollowUp(BaseModel):
     Attributes:
         question: the current question as the user typed it.
         previous: the previous answered turn's result when it listed names of one
-            label (:func:`~cypherturn.grounding.previous_names`); with it, a
-            follow-up that refers to "those" gets
-            :func:`~cypherturn.grounding.bind_reference`'s repair.
+            label (:func:`~cypherturn.grounding.previous_names`) and the follow-up
+            refers to it; with it and the ``repair`` part, a query that ranges over
+            that label is restricted to those names
+            (:func:`~cypherturn.grounding.bind_reference`).
+        earlier: the earlier questions the conversation shows: where one asks for a
+            number, an elliptical follow-up ("And in New York?") may too, so its
+            count is not rewritten into a list (``answer_shape``).
     """
 
     model_config = ConfigDict(frozen=True)
 
     question: str = Field(min_length=1)
     previous: PreviousResult | None = None
+    earlier: tuple[str, ...] = ()
 
 
 class GroundingParts(BaseModel):
