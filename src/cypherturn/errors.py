@@ -23,6 +23,7 @@ __all__ = [
     "DatasetError",
     "EngineConnectionError",
     "ErrorClass",
+    "GoldWithheldError",
     "GraphError",
     "ModelError",
     "ModelIntegrityError",
@@ -180,6 +181,17 @@ class RunInterrupted(CypherTurnError):
 
     What was logged stays on disk, and the next run with the same configuration
     resumes from it.
+    """
+
+
+class GoldWithheldError(CypherTurnError):
+    """A player asked for a gold it may not see (a bug in a protocol, never a model error).
+
+    Players (the protocols and the user simulator) read a session through
+    :class:`cypherturn.sessions.SessionView`, which holds no gold query and hands out
+    an earlier turn's gold result only under oracle history (the guided protocol,
+    CypherTurn App. D.5); asking for the current turn's, a later turn's, or any under
+    the agentic protocol raises this.
     """
 
 

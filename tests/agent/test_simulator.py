@@ -7,6 +7,7 @@ from protocol_world import make_session
 from cypherturn.agent import FALLBACK_REPLY, REJECTIONS, SimIntent, UserSimulator
 from cypherturn.graph import GraphEngine
 from cypherturn.models import ReplayChatModel
+from cypherturn.sessions import SessionView
 
 PROMPT = "You are a {persona}. You asked: {utterance}"
 
@@ -18,7 +19,7 @@ def _simulator(heroes: GraphEngine, replies: list[str]) -> tuple[UserSimulator, 
 
 def test_schema_probe_is_rejected_in_rotation(heroes: GraphEngine) -> None:
     sim, model = _simulator(heroes, [])
-    turn = make_session(heroes).turns[0]
+    turn = SessionView.of(make_session(heroes)).turns[0]
     texts = [
         sim.reply(q, turn, asks_before=0).text
         for q in [
@@ -35,7 +36,7 @@ def test_schema_probe_is_rejected_in_rotation(heroes: GraphEngine) -> None:
 
 def test_clarification_on_ambiguous_turn_gets_scripted_reply(heroes: GraphEngine) -> None:
     sim, model = _simulator(heroes, [])
-    turn = make_session(heroes).turns[2]
+    turn = SessionView.of(make_session(heroes)).turns[2]
     reply = sim.reply("Do you mean a power above some threshold?", turn, asks_before=0)
     assert reply.intent is SimIntent.DISAMBIGUATE
     assert reply.text == "Strong means a power above 80."
@@ -44,7 +45,7 @@ def test_clarification_on_ambiguous_turn_gets_scripted_reply(heroes: GraphEngine
 
 def test_general_question_goes_to_the_llm_in_persona(heroes: GraphEngine) -> None:
     sim, model = _simulator(heroes, ["I mean the members today."])
-    turn = make_session(heroes).turns[0]
+    turn = SessionView.of(make_session(heroes)).turns[0]
     reply = sim.reply("Do you mean current members?", turn, asks_before=0)
     assert reply.intent is SimIntent.GENERAL
     assert reply.text == "I mean the members today." and not reply.leaked
@@ -58,7 +59,7 @@ def test_leaking_reply_is_replaced(heroes: GraphEngine) -> None:
     sim, _ = _simulator(
         heroes, ["Use the MEMBER_OF links.", "Check founded_year.", "Look at each Guild.", "ok"]
     )
-    turn = make_session(heroes).turns[0]
+    turn = SessionView.of(make_session(heroes)).turns[0]
     for _ in range(3):
         reply = sim.reply("What do you want exactly?", turn, asks_before=0)
         assert reply.leaked and reply.text == FALLBACK_REPLY
@@ -67,7 +68,7 @@ def test_leaking_reply_is_replaced(heroes: GraphEngine) -> None:
 
 def test_impatience_after_three_asks(heroes: GraphEngine) -> None:
     sim, model = _simulator(heroes, ["a", "b"])
-    turn = make_session(heroes).turns[0]
+    turn = SessionView.of(make_session(heroes)).turns[0]
     sim.reply("Anything else?", turn, asks_before=2)
     sim.reply("Anything else?", turn, asks_before=3)
     assert "impatient" not in model.calls[0][0].content

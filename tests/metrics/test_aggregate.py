@@ -12,16 +12,20 @@ from cypherturn.metrics import (
     group_by_system,
     session_scores,
     summarize,
+    turn_losses,
 )
 from cypherturn.records import (
     Action,
+    DataSplit,
     PredictionStatus,
     ProtocolName,
     PsjsStatus,
     QueryAttempt,
+    TurnEnd,
     TurnRecord,
     TurnScore,
 )
+from cypherturn.reports import system_label
 
 
 def turn(
@@ -183,3 +187,61 @@ def test_guided_turns_that_submit_with_their_third_action_are_not_exhausted() ->
     agentic = [t.model_copy(update={"record": t.record.model_copy(
         update={"protocol": ProtocolName.AGENTIC})}) for t in table]  # fmt: skip
     assert summarize(agentic)[0].exhaustion_rate == 1.0
+
+
+def test_turn_losses_count_wrong_turns_by_why_they_ended_and_unreadable_actions() -> None:
+    def played(session: str, t: int, ex: int, end: TurnEnd | None, **more: object) -> TurnScore:
+        counts = {"model_actions": 3, "unreadable_actions": 0} if end is not None else {}
+        return turn(session, t, ex, end=end, cliff=end is TurnEnd.CLIFF, **{**counts, **more})
+
+    scores = [
+        played("A", 1, 1, TurnEnd.SUBMITTED),
+        played("A", 2, 0, TurnEnd.SUBMITTED, unreadable_actions=1),
+        played("A", 3, 0, TurnEnd.STUCK, unreadable_actions=2),
+        played("A", 4, 0, TurnEnd.CLIFF, model_actions=0),
+        played("B", 1, 0, TurnEnd.BUDGET_EXHAUSTED),
+        played("B", 2, 0, TurnEnd.CONTEXT_OVERFLOW, model_actions=1),
+        played("B", 3, 1, TurnEnd.STUCK),  # a stuck turn whose fallback was right is no loss
+        played("B", 4, 0, None),  # written before records named their end
+        played("C", 1, 0, TurnEnd.ACTION_CAP, protocol="guided"),
+        played("C", 2, 1, TurnEnd.SUBMITTED, protocol="guided"),
+    ]
+    # an invalid turn (its gold failed) counts nowhere
+    scores[-1] = scores[-1].model_copy(update={"valid": False})
+    losses = turn_losses(scores)
+    agentic = losses[("m", "agentic", 3, "base", "")]
+    assert (agentic.turns, agentic.wrong, agentic.unrecorded) == (8, 6, 1)
+    assert agentic.ends == {
+        TurnEnd.SUBMITTED: 1,
+        TurnEnd.BUDGET_EXHAUSTED: 1,
+        TurnEnd.CLIFF: 1,
+        TurnEnd.CONTEXT_OVERFLOW: 1,
+        TurnEnd.STUCK: 1,
+    }
+    # B4 counts no actions: 3 + 3 + 3 + 0 + 3 + 1 + 3 actions over the other seven turns
+    assert (agentic.actions, agentic.unreadable, agentic.counted_turns) == (16, 3, 7)
+    assert agentic.unreadable_rate == pytest.approx(3 / 16)
+    guided = losses[("m", "guided", 3, "base", "")]
+    assert (guided.turns, guided.wrong, guided.ends) == (1, 1, {TurnEnd.ACTION_CAP: 1})
+    (uncounted,) = turn_losses([played("D", 1, 1, None)]).values()
+    assert uncounted.unreadable_rate is None
+
+
+def test_test_and_paraphrased_data_are_never_pooled_with_development_data() -> None:
+    scores = [
+        turn("dev-a", 1, 1, harness="explicit"),
+        turn("test-a", 1, 0, harness="explicit", split=DataSplit.TEST, run_id="t"),
+        turn("test-a", 1, 1, harness="explicit", split=DataSplit.TEST, paraphrased=True, run_id="p"),
+        turn("dev-b", 1, 0, harness="", split=DataSplit.DEVELOPMENT),
+    ]
+    groups = group_by_system(scores)
+    labels = {system_label(system): len(turns) for system, turns in groups.items()}
+    assert labels == {
+        "m agentic x3 [explicit]": 1,
+        "m agentic x3 [explicit, test data]": 1,
+        "m agentic x3 [explicit, test data, paraphrased]": 1,
+        "m agentic x3": 1,
+    }
+    assert {s.harness for s in summarize(scores)} == {
+        "explicit", "explicit, test data", "explicit, test data, paraphrased", ""
+    }  # fmt: skip

@@ -19,6 +19,7 @@ from cypherturn.protocols import (
     Variant,
     load_prompts,
     play_session,
+    player_view,
 )
 from cypherturn.records import ProtocolName
 from cypherturn.sessions import Session
@@ -37,6 +38,7 @@ class Played:
     outcomes: list[TurnOutcome]
     model: ReplayChatModel
     steps: list[ActionStep] = field(default_factory=list)
+    sim_model: ReplayChatModel | None = None
 
     def prompt(self, call: int) -> str:
         """The turn prompt (first user message) of a model call."""
@@ -59,6 +61,7 @@ def play(
     model = ReplayChatModel(replies)
     prompts = load_prompts()
     steps: list[ActionStep] = []
+    sim_model = ReplayChatModel(sim_replies or [])
     env = SessionEnv(
         call=ModelCaller(
             model,
@@ -79,10 +82,11 @@ def play(
         on_step=steps.append,
         on_turn=lambda _outcome: None,
         simulator=UserSimulator(
-            ReplayChatModel(sim_replies or []),
+            sim_model,
             engine.schema(),
             session.persona.value,
             prompts["simulator_system"],
         ),
     )
-    return Played(play_session(session, env, prior), model, steps)
+    view = player_view(session, protocol)
+    return Played(play_session(view, env, prior), model, steps, sim_model)

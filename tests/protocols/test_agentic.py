@@ -15,7 +15,7 @@ from cypherturn.protocols import (
     session_budget,
 )
 from cypherturn.records import ProtocolName
-from cypherturn.sessions import Session
+from cypherturn.sessions import Session, SessionView
 
 AGENTIC = ProtocolName.AGENTIC
 Q1 = "MATCH (h:Hero) RETURN h.name AS name ORDER BY name"
@@ -222,7 +222,7 @@ def test_the_agentic_turn_context_runs_the_previous_prediction(
     session: Session, heroes: GraphEngine
 ) -> None:
     executor = ActionExecutor(heroes)
-    turn = session.turns[2]
+    turn = SessionView.of(session).turns[2]
     assert agentic_context(executor, turn, None).previous is None
     listed = "MATCH (g:Guild) RETURN g.name AS name"
     context = agentic_context(executor, turn, listed)

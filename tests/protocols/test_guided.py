@@ -9,7 +9,7 @@ from cypherturn.graph import GraphEngine
 from cypherturn.grounding import graph_index
 from cypherturn.protocols import DISCOURAGEMENT, HISTORY_ROWS, ActionFormat, guided_context
 from cypherturn.records import Action
-from cypherturn.sessions import Session
+from cypherturn.sessions import Session, SessionView
 
 Q1 = "MATCH (h:Hero) RETURN h.name"
 Q2 = "MATCH (g:Guild) RETURN g.name"
@@ -142,7 +142,8 @@ def test_the_turn_context_holds_only_what_the_history_shows(
     session: Session, heroes: GraphEngine
 ) -> None:
     index = graph_index(heroes)
-    contexts = [guided_context(session, turn, index) for turn in session.turns]
+    view = SessionView.of(session, oracle_history=True)
+    contexts = [guided_context(view, turn, index) for turn in view.turns]
     assert [c.question for c in contexts] == [t.utterance for t in session.turns]
     assert contexts[0].previous is None
     # turn 2 is a CONTRAST turn: the history shows all 27 names of turn 1

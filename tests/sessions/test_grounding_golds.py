@@ -20,6 +20,7 @@ from cypherturn.grounding import (
     query_facts,
 )
 from cypherturn.protocols import guided_context
+from cypherturn.sessions import SessionView
 
 
 @pytest.mark.parametrize("world", WORLDS)
@@ -109,8 +110,9 @@ def test_binding_golds_to_the_previous_result_keeps_their_answers(worlds: WorldG
         engine = worlds.engine(world)
         index = graph_index(engine)
         for session in worlds.sample(world):
+            view = SessionView.of(session, oracle_history=True)
             for turn in session.turns:
-                context = guided_context(session, turn, index)
+                context = guided_context(view, view.turns[turn.turn_index - 1], index)
                 finding = bind_reference(turn.utterance, turn.gold_cypher, context.previous, index)
                 if finding is None:
                     continue

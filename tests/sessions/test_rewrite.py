@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
 from session_graphs import WorldGraphs
 
 from cypherturn.models import ReplayChatModel
 from cypherturn.sessions import load_bank, rewrite_sessions
-from cypherturn.sessions._rewrite import required_literals
+from cypherturn.sessions._rewrite import required_literals, rewrite_problem
 
 
 def test_rewrites_are_recorded_and_golds_untouched(worlds: WorldGraphs) -> None:
@@ -38,3 +39,38 @@ def test_rewrites_are_recorded_and_golds_untouched(worlds: WorldGraphs) -> None:
                 and after.rewrite.original_utterance == before.utterance
             )
     assert keep, "the sample has a turn with literals to keep"
+
+
+@pytest.mark.parametrize(
+    ("original", "rewrite", "problem"),
+    [
+        (
+            "which ships carry more than 40 crates?",
+            "Which ships have over 40 crates?",
+            "drops ['more']",
+        ),
+        ("which ships carry more than 40 crates?", "Which ships carry more than 40 crates?", None),
+        ("list the ports", "Sure, here's the rewritten message: list the ports", "an assistant"),
+        ("list the ports", "List the ports.\n\nList the ports.", "an assistant"),
+        ("how many ports?", "There are 12 ports.", "adds numbers ['12']"),
+        ("list the ports", "List the ports of type Harbour", "adds names ['Harbour']"),
+        ("the total tonnage of those ships", "the tonnage of the ships", "drops"),
+        ("the tonnage of those ships", "the tonnage of the first of those ships", "adds ['first']"),
+        ("which captains sail those ships?", "Who is the admiral?", "drops ['those']"),
+        (
+            "which captains sail those ships, thanks",
+            "which ports hold those, thanks",
+            "keeps 1 of 4",
+        ),
+        ("list ports", 'Captain says: "list ports"', "quotes a message"),
+    ],
+)
+def test_a_rewrite_is_kept_only_when_the_gold_still_answers_it(
+    original: str, rewrite: str, problem: str | None
+) -> None:
+    found = rewrite_problem(original, rewrite, set())
+    assert (found is None) if problem is None else (found is not None and found.startswith(problem))
+
+
+def test_a_rewrite_keeps_the_literals_the_gold_compares() -> None:
+    assert rewrite_problem("ships named Orca", "ships called orca", {"Orca"}) == "missing ['Orca']"

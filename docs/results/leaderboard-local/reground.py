@@ -26,7 +26,7 @@ from pathlib import Path
 from cypherturn.agent import ActionExecutor, AgentGrounding
 from cypherturn.api import bench_engines
 from cypherturn.metrics import Scorer
-from cypherturn.protocols import agentic_context, guided_context
+from cypherturn.protocols import agentic_context, guided_context, player_view
 from cypherturn.records import TurnRecord, TurnScore, read_jsonl
 from cypherturn.sessions import read_sessions
 
@@ -57,12 +57,12 @@ def main() -> None:
         executors: dict[str, ActionExecutor] = {}
         for turn in turns:
             executor = executors.setdefault(turn.graph, ActionExecutor(engine_for(turn.graph)))
-            session = by_id[turn.session_id]
-            played = session.turns[turn.turn - 1]
+            view = player_view(by_id[turn.session_id], turn.protocol)
+            played = view.turns[turn.turn - 1]
             context = None
             if grounding.question or grounding.reference:
                 context = (
-                    guided_context(session, played, executor.index)
+                    guided_context(view, played, executor.index)
                     if turn.protocol == "guided"
                     else agentic_context(
                         executor, played, answers.get((turn.session_id, turn.turn - 1))

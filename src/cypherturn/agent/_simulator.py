@@ -2,11 +2,15 @@
 
 Phase 1 classifies the model's question: a schema or technical probe is
 rejected with one of four rotating canned replies; a clarification request on a
-turn with ``ambiguity_info`` gets the pre-authored reply; anything else gets an
+turn with a pre-authored reply (``ambiguity_info``) gets it; anything else gets an
 LLM reply at temperature 0.5 in the session persona's voice. Phase 2 scans the
 LLM reply for schema terms and replaces a leaking reply with a safe fallback.
 From the fourth ASK_USER of a turn on (after three), an impatience signal is
 added to the simulator's context.
+
+The simulator is a player: it reads a turn as
+:class:`~cypherturn.sessions.PlayerTurn` (utterance and pre-authored reply), never
+the gold query or result.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from pydantic import BaseModel, ConfigDict
 from cypherturn.agent._parse import split_reasoning
 from cypherturn.graph import GraphSchema
 from cypherturn.models import ChatMessage, ChatModel
-from cypherturn.sessions import Turn
+from cypherturn.sessions import PlayerTurn
 
 __all__ = [
     "FALLBACK_REPLY",
@@ -158,12 +162,12 @@ class UserSimulator:
         if text in REJECTIONS:
             self._rejections += 1
 
-    def classify(self, question: str, turn: Turn) -> SimIntent:
+    def classify(self, question: str, turn: PlayerTurn) -> SimIntent:
         """Phase 1: which of the three intents the question has.
 
         Args:
             question: the model's ASK_USER text.
-            turn: the current turn (its ``ambiguity_info`` decides DISAMBIGUATE).
+            turn: the current turn (a pre-authored ``simulator_reply`` decides DISAMBIGUATE).
 
         Returns:
             REJECT for schema or technical probes, DISAMBIGUATE for a
@@ -171,7 +175,7 @@ class UserSimulator:
         """
         if _TECHNICAL.search(question):
             return SimIntent.REJECT
-        if turn.ambiguity_info is not None and (_CLARIFY.search(question) or "?" in question):
+        if turn.simulator_reply is not None and (_CLARIFY.search(question) or "?" in question):
             return SimIntent.DISAMBIGUATE
         return SimIntent.GENERAL
 
@@ -179,7 +183,7 @@ class UserSimulator:
         """Phase 2: whether a reply names a schema term."""
         return any(p.search(text) for p in self._terms)
 
-    def reply(self, question: str, turn: Turn, *, asks_before: int) -> SimulatorReply:
+    def reply(self, question: str, turn: PlayerTurn, *, asks_before: int) -> SimulatorReply:
         """Answer one ASK_USER.
 
         Args:
@@ -198,8 +202,8 @@ class UserSimulator:
             text = REJECTIONS[self._rejections % len(REJECTIONS)]
             self._rejections += 1
             return SimulatorReply(intent=intent, text=text)
-        if intent is SimIntent.DISAMBIGUATE and turn.ambiguity_info is not None:
-            return SimulatorReply(intent=intent, text=turn.ambiguity_info.simulator_reply)
+        if intent is SimIntent.DISAMBIGUATE and turn.simulator_reply is not None:
+            return SimulatorReply(intent=intent, text=turn.simulator_reply)
         system = self._system.format(persona=self._persona, utterance=turn.utterance)
         if asks_before >= IMPATIENCE_AFTER:
             system = f"{system}\n\n{IMPATIENCE_SIGNAL}"

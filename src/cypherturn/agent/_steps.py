@@ -2,37 +2,15 @@
 
 from __future__ import annotations
 
-from enum import StrEnum
-
 from pydantic import BaseModel, ConfigDict, Field
 
 from cypherturn.errors import ErrorClass
 from cypherturn.grounding import Finding
 from cypherturn.models import ToolCall
-from cypherturn.records import Action
+from cypherturn.records import Action, TurnEnd
 
+# TurnEnd is a record's vocabulary (cypherturn.records); the agent re-exports it as its own
 __all__ = ["ActionStep", "TurnEnd"]
-
-
-class TurnEnd(StrEnum):
-    """Why a turn's action loop stopped (closed vocabulary, logged per turn)."""
-
-    SUBMITTED = "submitted"
-    """SUBMIT_ANSWER was called; its payload is the prediction."""
-    ACTION_CAP = "action_cap"
-    """Guided: the 3 actions of the turn were used without SUBMIT (fallback rule)."""
-    BUDGET_EXHAUSTED = "budget_exhausted"
-    """Agentic: the shared budget reached zero during the turn (fallback rule)."""
-    CLIFF = "cliff"
-    """Agentic: the budget was already zero when the turn began; no prediction."""
-    CONTEXT_OVERFLOW = "context_overflow"
-    """The turn's context outgrew the model's window before SUBMIT (fallback rule);
-    the failed call costs no unit."""
-    STUCK = "stuck"
-    """Repeat guard: the model took one action a third time in the turn; the turn ended
-    there with the fallback prediction (:data:`cypherturn.protocols.SETTLED_REPEATS`)."""
-    INFRA_ERROR = "infra_error"
-    """The model endpoint or the engine failed persistently; the session is unscored."""
 
 
 class ActionStep(BaseModel):

@@ -19,6 +19,8 @@ command                function                        config
 ``bench stats/show``   :func:`bench_stats`,            a path
                        :func:`bench_session`
 ``bench run``          :func:`run_benchmark`           :class:`BenchRunConfig`
+``bench ask``          :func:`run_ask_bench`           :class:`AskBenchConfig`
+``bench ask-import``   :func:`import_ask_set`          :class:`AskImportConfig`
 ``qer run``            :func:`run_qer`                 :class:`QerRun`
 ``qer questions``      :func:`qer_questions`           :class:`QerQuestionsConfig`
 ``qer report``         :func:`qer_report`              :class:`QerReportConfig`
@@ -33,6 +35,16 @@ Example:
 """
 
 from cypherturn.api._ask import AskConfig, ask, require_question, run_ask
+from cypherturn.api._askbench import (
+    BENCH_TIMEOUT_S,
+    AskBenchConfig,
+    AskBenchResult,
+    AskImportConfig,
+    AskImportResult,
+    import_ask_set,
+    run_ask_bench,
+    stratified_sample,
+)
 from cypherturn.api._bench import (
     BenchBuildConfig,
     BenchBuildResult,
@@ -72,9 +84,14 @@ from cypherturn.api._qer import (
 from cypherturn.api._report import ReportConfig, ReportResult, report
 
 __all__ = [
+    "BENCH_TIMEOUT_S",
     "DEFAULT_GRAPH",
     "OFFICIAL_GRAPH_PREFIX",
+    "AskBenchConfig",
+    "AskBenchResult",
     "AskConfig",
+    "AskImportConfig",
+    "AskImportResult",
     "BenchBuildConfig",
     "BenchBuildResult",
     "BenchImportConfig",
@@ -99,6 +116,7 @@ __all__ = [
     "build_benchmark",
     "connect",
     "doctor",
+    "import_ask_set",
     "import_benchmark",
     "load",
     "official_graph_name",
@@ -108,7 +126,9 @@ __all__ = [
     "report",
     "require_question",
     "run_ask",
+    "run_ask_bench",
     "run_benchmark",
     "run_qer",
     "run_session",
+    "stratified_sample",
 ]

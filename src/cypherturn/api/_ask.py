@@ -9,16 +9,13 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from cypherturn.api._engines import DEFAULT_GRAPH, connect
 from cypherturn.errors import ConfigError
-from cypherturn.graph import render_schema_prompt
-from cypherturn.grounding import graph_index
 from cypherturn.models import ChatModel, GGUFChatModel, load_model
 from cypherturn.strategies import (
-    GroundedStrategy,
     StrategyConfig,
     StrategyResult,
     TokenCallback,
     get_strategy,
-    schema_examples,
+    schema_context,
 )
 
 __all__ = ["AskConfig", "ask", "require_question", "run_ask"]
@@ -133,19 +130,8 @@ def run_ask(
         chat_model.load()
     strategy_config = config.strategy_config()
     with connect(config.graph, engine_url=config.engine_url, data_path=config.data_path) as engine:
-        # ras+ builds the graph index anyway, and the index keeps its schema for the
-        # process (per graph size): later questions skip the 1 s introspection (POLE)
-        schema = (
-            graph_index(engine).schema if isinstance(chosen, GroundedStrategy) else engine.schema()
-        )
-        return chosen.run(
-            chat_model,
-            engine,
-            question,
-            render_schema_prompt(schema),
-            strategy_config,
-            schema_examples(schema),
-        )
+        schema_text, examples = schema_context(chosen, engine)
+        return chosen.run(chat_model, engine, question, schema_text, strategy_config, examples)
 
 
 def ask(

@@ -326,7 +326,14 @@ def run_command(
     ] = "base",
     sim_model: Annotated[
         str | None,
-        typer.Option("--sim-model", help="User simulator model (default: the evaluated model)."),
+        typer.Option(
+            "--sim-model",
+            help=(
+                "User simulator model (agentic; default: the evaluated model). Agentic runs "
+                "you compare should name one fixed simulator: otherwise a difference in EX "
+                "may come from the simulator (cypherturn report flags such pairs)."
+            ),
+        ),
     ] = None,
     sessions: Annotated[
         str | None,

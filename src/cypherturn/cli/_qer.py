@@ -335,7 +335,7 @@ def report_command(
     report, answers, written = result.report, result.answers, result.written
     for table in report.tables:
         if table.name in ("qer", "qer_answers_datasets", "qer_answers"):
-            console.print(to_rich(table))
+            console.print(to_rich(table, width=console.width))
     if answers.missing_transcripts:
         console.print(
             f"[yellow]{answers.missing_transcripts} episode(s) have no transcript: not scored[/]"

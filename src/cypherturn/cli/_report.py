@@ -19,7 +19,7 @@ __all__ = ["report_command"]
 def report_command(
     run_dirs: Annotated[
         list[Path],
-        typer.Argument(help="Run directories (each with scores.jsonl and/or attempts.jsonl)."),
+        typer.Argument(help="Run directories (bench runs, QER runs, ask benchmark runs)."),
     ],
     fmt: Annotated[
         ReportFormat, typer.Option("--format", "-f", help="File format of the written tables.")
@@ -38,14 +38,14 @@ def report_command(
     ] = 5,
     seed: Annotated[int, typer.Option("--seed", help="Bootstrap seed.")] = 0,
 ) -> None:
-    """Report on scored runs: EX, PSJS, SEM, CER, Tok/S per model and protocol, breakdowns, QER, plots."""
+    """Report on scored runs: EX, PSJS, SEM, CER, Tok/S per model and protocol, breakdowns, QER, ask accuracy, plots."""
     config = api.ReportConfig(
         run_dirs=run_dirs, fmt=fmt, out=out, resamples=resamples, qer_n=qer_n, seed=seed
     )
     result = api.report(config, status=console.status)
     report, written = result.report, result.written
     for table in report.tables:
-        if table.name in ("main", "qer", "qer_tiers", "qer_cost"):
-            console.print(to_rich(table))
+        if table.name in ("main", "qer", "qer_tiers", "qer_cost", "ask", "ask_pairs", "ask_golds"):
+            console.print(to_rich(table, width=console.width))
     plots = len(written) - 1
     console.print(f"wrote {written[0]}" + (f" and {plots} plot(s)" if plots else ""))

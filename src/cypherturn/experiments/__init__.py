@@ -9,6 +9,11 @@ The gold queries of the question sets, derived at scoring time (:mod:`._golds`),
 answer accuracy (EX, relaxed EX) of a run's final queries against them (:mod:`._answers`).
 
 The `ask` accuracy set: plain-language questions with gold Cypher (:mod:`._askset`).
+
+The ask benchmark (``cypherturn bench ask``): question sets from any JSONL or a
+packaged set (:mod:`._askitems`), every gold re-executed on our engine and
+labelled kept, repaired or excluded (:mod:`._askgolds`), and the resumable runner
+that answers and scores them (:mod:`._askbench`).
 """
 
 from cypherturn.experiments._answers import (
@@ -17,6 +22,30 @@ from cypherturn.experiments._answers import (
     QerAnswers,
     read_qer_config,
     score_qer_answers,
+)
+from cypherturn.experiments._askbench import (
+    AskFailure,
+    AskRunConfig,
+    AskRunSummary,
+    harness_of,
+    read_answers,
+    run_ask_benchmark,
+)
+from cypherturn.experiments._askgolds import (
+    GoldRepair,
+    answer_digest,
+    check_gold,
+    check_golds,
+    property_types,
+    reason_counts,
+    repair_gold,
+)
+from cypherturn.experiments._askitems import (
+    PACKAGED_ASK_SETS,
+    AskItem,
+    AskSet,
+    read_ask_items,
+    write_ask_items,
 )
 from cypherturn.experiments._askset import (
     ASK_PHENOMENA,
@@ -86,6 +115,7 @@ __all__ = [
     "GOLD_VERSION",
     "MIN_QUESTION_CHARS",
     "MODEL_GENERATOR_VERSION",
+    "PACKAGED_ASK_SETS",
     "PAPER_GOLDS",
     "PAPER_NO_GOLD",
     "PAPER_QUESTIONS",
@@ -97,10 +127,16 @@ __all__ = [
     "TIER_DEFINITIONS",
     "TRANSCRIPTS_FILE",
     "AnswerStatus",
+    "AskFailure",
+    "AskItem",
     "AskPhenomenon",
     "AskQuestion",
+    "AskRunConfig",
+    "AskRunSummary",
+    "AskSet",
     "AskSetFile",
     "EpisodeKey",
+    "GoldRepair",
     "QerAnswer",
     "QerAnswers",
     "QerRunConfig",
@@ -110,23 +146,34 @@ __all__ = [
     "QuestionSet",
     "QuestionTemplate",
     "Tier",
+    "answer_digest",
+    "check_gold",
+    "check_golds",
     "dataset_graph",
     "episode_seed",
     "generate_model_questions",
     "generate_question_set",
     "gold_query",
+    "harness_of",
     "load_ask_set",
     "load_question_set",
     "no_gold_reason",
     "plan_tasks",
+    "property_types",
     "question_set_digest",
+    "read_answers",
     "read_ask_file",
+    "read_ask_items",
     "read_qer_config",
     "read_question_set",
+    "reason_counts",
+    "repair_gold",
+    "run_ask_benchmark",
     "run_qer_experiment",
     "sample_subgraph",
     "score_qer_answers",
     "select_questions",
     "validate_question_set",
+    "write_ask_items",
     "write_question_set",
 ]

@@ -4,7 +4,7 @@ Issue 11, part 4: questions written the way people ask them (lower case, plurals
 synonyms such as "women" for a gender stored as ``'F'``), not in the template
 wording of the RAS experiment's sets, so that answer accuracy (EX, relaxed EX) of
 ``cypherturn ask`` can be measured per model and strategy
-(``benchmarks/bench_ask_accuracy.py``).
+(``cypherturn bench ask ask-dev``).
 
 One versioned YAML file per dataset, ``experiments/data/ask/<dataset>.yaml``::
 
@@ -38,7 +38,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from cypherturn.cypher import output_order
-from cypherturn.errors import CypherParseError, DatasetError
+from cypherturn.errors import ConfigError, CypherParseError, DatasetError
 from cypherturn.experiments._questions import DATASETS, dataset_graph
 from cypherturn.metrics import Tier
 
@@ -184,6 +184,10 @@ class AskSetFile(BaseModel):
         ]
 
 
+_SPLIT_FOLDERS = {"development": "ask", "test": "ask-test"}
+"""Packaged ask-set folder of each data split."""
+
+
 def _validation_message(path: Path, error: ValidationError) -> str:
     first = error.errors()[0]
     where = ".".join(str(p) for p in first["loc"]) or "file"
@@ -223,7 +227,10 @@ def _check_unique(questions: Sequence[AskQuestion], where: str) -> None:
 
 
 def load_ask_set(
-    datasets: Sequence[str] | None = None, folder: Path | None = None
+    datasets: Sequence[str] | None = None,
+    folder: Path | None = None,
+    *,
+    split: str = "development",
 ) -> list[AskQuestion]:
     """The ask set, from ``folder`` or the packaged data.
 
@@ -231,14 +238,22 @@ def load_ask_set(
         datasets: which datasets (``healthcare``, ``crime``, ``fraud``); ``None`` for all,
             in :data:`cypherturn.experiments.DATASETS` order.
         folder: a folder holding ``<dataset>.yaml``; ``None`` for the packaged set.
+        split: the packaged set to read: ``development`` (``data/ask/``: the 36
+            questions the system was developed on) or ``test`` (``data/ask-test/``:
+            36 questions written from the schemas and data alone, frozen on
+            2026-12-05 before any system output on them was seen, never used to tune).
 
     Returns:
         The questions, dataset by dataset in the order asked, each in file order.
 
     Raises:
-        ConfigError: unknown dataset.
+        ConfigError: unknown dataset or split.
         DatasetError: a file is missing or invalid, or ids repeat across files.
     """
+    if split not in _SPLIT_FOLDERS:
+        raise ConfigError(
+            f"unknown ask-set split {split!r}; choose from {', '.join(_SPLIT_FOLDERS)}"
+        )
     chosen = list(DATASETS if datasets is None else datasets)
     for dataset in chosen:
         dataset_graph(dataset)
@@ -247,7 +262,7 @@ def load_ask_set(
         if folder is not None:
             found = read_ask_file(folder / f"{dataset}.yaml")
         else:
-            packaged = resources.files("cypherturn.experiments") / "data" / "ask"
+            packaged = resources.files("cypherturn.experiments") / "data" / _SPLIT_FOLDERS[split]
             with resources.as_file(packaged / f"{dataset}.yaml") as path:
                 found = read_ask_file(path)
         foreign = sorted({q.dataset for q in found} - {dataset})

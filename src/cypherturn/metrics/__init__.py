@@ -17,6 +17,7 @@ from cypherturn.metrics._aggregate import (
     BREAKDOWN_DIMENSIONS,
     SystemKey,
     SystemSummary,
+    TurnLoss,
     breakdown,
     cer,
     cer_by_position,
@@ -24,6 +25,7 @@ from cypherturn.metrics._aggregate import (
     group_by_system,
     session_scores,
     summarize,
+    turn_losses,
 )
 from cypherturn.metrics._engineinfo import engine_info
 from cypherturn.metrics._qer import (
@@ -47,11 +49,15 @@ from cypherturn.metrics._scorer import GoldCache, Scorer, ex_scores
 from cypherturn.metrics._stats import (
     DEFAULT_RESAMPLES,
     ConfidenceInterval,
+    PairedDifference,
+    ProportionInterval,
     SessionTotals,
     bootstrap_ci,
     paired_bootstrap,
+    paired_difference,
     session_totals,
     spearman,
+    wilson_interval,
 )
 
 __all__ = [
@@ -61,6 +67,8 @@ __all__ = [
     "TIERS",
     "ConfidenceInterval",
     "GoldCache",
+    "PairedDifference",
+    "ProportionInterval",
     "QerCurve",
     "ScoredTurn",
     "Scorer",
@@ -68,6 +76,7 @@ __all__ = [
     "SystemKey",
     "SystemSummary",
     "Tier",
+    "TurnLoss",
     "TurnMetric",
     "bootstrap_ci",
     "breakdown",
@@ -79,6 +88,7 @@ __all__ = [
     "get_metric",
     "group_by_system",
     "paired_bootstrap",
+    "paired_difference",
     "qer_curves",
     "qer_dataset_table",
     "qer_scaling",
@@ -89,4 +99,6 @@ __all__ = [
     "session_totals",
     "spearman",
     "summarize",
+    "turn_losses",
+    "wilson_interval",
 ]

@@ -17,7 +17,7 @@ from statistics import fmean
 from pydantic import BaseModel, Field
 
 from cypherturn.metrics._registry import METRICS
-from cypherturn.records import BASE_VARIANT, Action, ProtocolName, SessionKey, TurnScore
+from cypherturn.records import BASE_VARIANT, Action, ProtocolName, SessionKey, TurnEnd, TurnScore
 
 __all__ = [
     "BREAKDOWN_DIMENSIONS",
@@ -25,6 +25,7 @@ __all__ = [
     "SessionScore",
     "SystemKey",
     "SystemSummary",
+    "TurnLoss",
     "breakdown",
     "cer",
     "cer_by_position",
@@ -32,6 +33,7 @@ __all__ = [
     "group_by_system",
     "session_scores",
     "summarize",
+    "turn_losses",
 ]
 
 logger = logging.getLogger(__name__)
@@ -107,11 +109,23 @@ def _warn_replayed(runs: tuple[str, ...], system: SystemKey, sessions: tuple[str
     )
 
 
+def _with_data(system: SystemKey, data: str) -> SystemKey:
+    """``system`` with the data it played named after its harness (never pooled with other data)."""
+    if not data:
+        return system
+    harness = system[4]
+    return (*system[:4], f"{harness}, {data}" if harness else data)
+
+
 def group_by_system(scores: Iterable[TurnScore]) -> dict[SystemKey, list[TurnScore]]:
     """Valid turn scores grouped by ``(model, protocol, budget, variant, harness)``, keys sorted.
 
-    Runs of one system are merged (a subset split over runs, a run resumed under
-    another id), except when two of them played the same session: then each run
+    Turns played on other data than the development sessions (a frozen test
+    split, paraphrased utterances: :attr:`TurnRecord.data_label`) are a system of
+    their own, the data named after the harness (``explicit, guards, test data``),
+    so no figure pools development and test data. Runs of one system are merged
+    (a subset split over runs, a run resumed under another id), except when two of
+    them played the same session: then each run
     is a system of its own, its harness ending with ``run <run_id>``
     (``explicit, guards, run agentic3-final``), and a warning names the runs.
     Merging them would count the session twice: twice the turns, a bootstrap
@@ -120,7 +134,7 @@ def group_by_system(scores: Iterable[TurnScore]) -> dict[SystemKey, list[TurnSco
     """
     merged: dict[SystemKey, list[TurnScore]] = defaultdict(list)
     for score in _valid(scores):
-        merged[score.record.system].append(score)
+        merged[_with_data(score.record.system, score.record.data_label)].append(score)
     groups: dict[SystemKey, list[TurnScore]] = {}
     for system, turns in merged.items():
         runs_of: dict[str, set[str]] = defaultdict(set)
@@ -412,3 +426,72 @@ def summarize(scores: Iterable[TurnScore]) -> list[SystemSummary]:
         The summaries (systems with no valid turn are left out).
     """
     return [_summary(system, turns) for system, turns in group_by_system(scores).items()]
+
+
+class TurnLoss(BaseModel):
+    """Where one system's turns were lost: wrong turns by the reason their turn ended.
+
+    Beside the action-level unreadable rate, it says which end of a turn costs EX: a
+    model that submits wrong queries needs better queries, one whose turns end stuck,
+    capped or over the cliff needs to act differently (issue 38; the reasons are
+    :class:`~cypherturn.records.TurnEnd`, CypherTurn App. D.5).
+
+    Attributes:
+        turns: valid turns.
+        wrong: of them, turns with EX = 0.
+        ends: wrong turns by why their turn ended (only the reasons that occur).
+        unrecorded: wrong turns whose record names no end reason (written before
+            :attr:`~cypherturn.records.TurnRecord.end` existed, with no session log
+            to read it from).
+        actions: the model's actions over the turns that count them
+            (:attr:`~cypherturn.records.TurnRecord.model_actions`).
+        unreadable: of them, replies not read as an action.
+        counted_turns: turns that count their actions (the others are left out of
+            ``actions`` and ``unreadable``).
+    """
+
+    turns: int
+    wrong: int
+    ends: dict[TurnEnd, int] = Field(default_factory=dict)
+    unrecorded: int = 0
+    actions: int = 0
+    unreadable: int = 0
+    counted_turns: int = 0
+
+    @property
+    def unreadable_rate(self) -> float | None:
+        """Unreadable actions over actions (``None`` when no turn counts them)."""
+        return self.unreadable / self.actions if self.actions else None
+
+
+def turn_losses(scores: Iterable[TurnScore]) -> dict[SystemKey, TurnLoss]:
+    """Wrong turns by end reason and the unreadable-action rate, per system.
+
+    Args:
+        scores: turn scores of any number of systems (only valid turns count).
+
+    Returns:
+        system -> :class:`TurnLoss`, keyed as :func:`group_by_system` keys systems.
+
+    Example:
+        >>> turn_losses([])
+        {}
+    """
+    out: dict[SystemKey, TurnLoss] = {}
+    for system, turns in group_by_system(scores).items():
+        wrong = [t.record for t in turns if t.ex == 0]
+        ends: dict[TurnEnd, int] = defaultdict(int)
+        for record in wrong:
+            if record.end is not None:
+                ends[record.end] += 1
+        counted = [t.record for t in turns if t.record.model_actions is not None]
+        out[system] = TurnLoss(
+            turns=len(turns),
+            wrong=len(wrong),
+            ends={end: ends[end] for end in TurnEnd if end in ends},
+            unrecorded=sum(r.end is None for r in wrong),
+            actions=sum(r.model_actions or 0 for r in counted),
+            unreadable=sum(r.unreadable_actions or 0 for r in counted),
+            counted_turns=len(counted),
+        )
+    return out

@@ -3,13 +3,15 @@
 
 :func:`play_session` plays one session under the protocol its
 :class:`ProtocolSettings` name, driving the five-action agent of
-:mod:`cypherturn.agent` (CypherTurn §3.1, appendix D.5). Prompts are versioned
-files under ``protocols/prompts/`` (:func:`load_prompts`).
+:mod:`cypherturn.agent` (CypherTurn §3.1, appendix D.5). It plays the
+:class:`~cypherturn.sessions.SessionView` that :func:`player_view` builds, never
+the session with its golds. Prompts are versioned files under
+``protocols/prompts/`` (:func:`load_prompts`).
 """
 
 from collections.abc import Sequence
 
-from cypherturn.errors import DatasetError
+from cypherturn.errors import ConfigError, DatasetError
 from cypherturn.protocols._agentic import (
     HISTORY_RESULT_CHARS,
     agentic_context,
@@ -69,7 +71,7 @@ from cypherturn.protocols._variants import (
     register_variant,
 )
 from cypherturn.records import ProtocolName
-from cypherturn.sessions import Session
+from cypherturn.sessions import Session, SessionView
 
 __all__ = [
     "BUDGET_MULTIPLIERS",
@@ -117,19 +119,41 @@ __all__ = [
     "play_agentic",
     "play_guided",
     "play_session",
+    "player_view",
     "register_variant",
     "run_action_loop",
     "session_budget",
 ]
 
 
+def player_view(session: Session, protocol: ProtocolName) -> SessionView:
+    """What a protocol's players may see of ``session`` (the runner builds it and keeps the golds).
+
+    The guided protocol's history holds the gold results of earlier turns (oracle
+    history, CypherTurn §3.1, App. D.5), so its view has them; the agentic
+    protocol's history is the model's own, so its view holds no gold result at all.
+    Neither holds a gold query.
+
+    Args:
+        session: the session, golds included.
+        protocol: the protocol that will play it.
+
+    Returns:
+        The :class:`~cypherturn.sessions.SessionView` to pass to :func:`play_session`.
+
+    Raises:
+        DatasetError: the session's turns are not numbered 1, 2, ... in order.
+    """
+    return SessionView.of(session, oracle_history=protocol is ProtocolName.GUIDED)
+
+
 def play_session(
-    session: Session, env: SessionEnv, prior: Sequence[TurnOutcome] = ()
+    view: SessionView, env: SessionEnv, prior: Sequence[TurnOutcome] = ()
 ) -> list[TurnOutcome]:
     """Play one session under ``env.settings.protocol``.
 
     Args:
-        session: the session.
+        view: the session as its players see it (:func:`player_view`).
         env: what the protocol needs.
         prior: its first turns as an interrupted run played them (resume at a
             turn boundary); only the turns after them are played.
@@ -138,13 +162,22 @@ def play_session(
         One :class:`TurnOutcome` per turn played, in order.
 
     Raises:
+        ConfigError: the view does not match the protocol (guided needs oracle
+            history; an agentic player must not hold a gold result).
         DatasetError: ``prior`` is not the session's first turns in order.
         ModelUnavailableError | ModelResponseError | EngineConnectionError: infrastructure failures.
     """
-    if len(prior) > len(session.turns) or any(o.turn != i for i, o in enumerate(prior, start=1)):
-        raise DatasetError(
-            f"session {session.session_id}: the turns to resume from are not its first turns"
+    guided = env.settings.protocol is ProtocolName.GUIDED
+    if view.oracle_history is not guided:
+        raise ConfigError(
+            f"session {view.session_id}: the {env.settings.protocol.value} protocol plays a view "
+            + ("with" if guided else "without")
+            + " oracle history (protocols.player_view builds it)"
         )
-    if env.settings.protocol is ProtocolName.GUIDED:
-        return play_guided(session, env, prior)
-    return play_agentic(session, env, prior)
+    if len(prior) > len(view.turns) or any(o.turn != i for i, o in enumerate(prior, start=1)):
+        raise DatasetError(
+            f"session {view.session_id}: the turns to resume from are not its first turns"
+        )
+    if guided:
+        return play_guided(view, env, prior)
+    return play_agentic(view, env, prior)

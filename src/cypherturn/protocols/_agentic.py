@@ -3,6 +3,10 @@
 The variants of appendix F (Agentic-PS, Disclosed-Horizon, Budget-Encouraging)
 change exactly one dimension each; each is a registered
 :class:`~cypherturn.protocols.ProtocolVariant`, read here through its fields.
+
+The protocol plays a :class:`~cypherturn.sessions.SessionView` without oracle
+history: no gold query or gold result is reachable from it (§3.1: the history is
+the model's own).
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ from cypherturn.protocols._prompts import PromptSet, action_prompt, fill, with_n
 from cypherturn.protocols._settings import ProtocolSettings, TurnOutcome
 from cypherturn.protocols._variants import TurnBudget, get_variant
 from cypherturn.records import Action
-from cypherturn.sessions import Session, Turn
+from cypherturn.sessions import PlayerTurn, SessionView
 
 __all__ = [
     "HISTORY_RESULT_CHARS",
@@ -44,7 +48,7 @@ def _clip(text: str, limit: int = HISTORY_RESULT_CHARS) -> str:
     return text if len(text) <= limit else text[:limit] + "..."
 
 
-def agentic_history(turns: list[tuple[Turn, list[ActionStep]]]) -> str:
+def agentic_history(turns: list[tuple[PlayerTurn, list[ActionStep]]]) -> str:
     """The interaction history of completed turns, as the model made it.
 
     Records EXECUTE_CYPHER payloads with results truncated to 200 characters,
@@ -99,7 +103,7 @@ def _inspect_for_model(env: SessionEnv, turn: int, remaining: int) -> ActionStep
 
 
 def agentic_context(
-    executor: ActionExecutor, turn: Turn, previous_answer: str | None
+    executor: ActionExecutor, turn: PlayerTurn, previous_answer: str | None
 ) -> TurnContext:
     """The turn's question and the previous result as the agent's own history has it.
 
@@ -139,7 +143,7 @@ def agentic_system(prompts: PromptSet, settings: ProtocolSettings) -> str:
 
 
 def play_agentic(
-    session: Session, env: SessionEnv, prior: Sequence[TurnOutcome] = ()
+    view: SessionView, env: SessionEnv, prior: Sequence[TurnOutcome] = ()
 ) -> list[TurnOutcome]:
     """Play a session under the agentic protocol.
 
@@ -151,7 +155,8 @@ def play_agentic(
     under Agentic-PS every later turn's, as the kept schema.
 
     Args:
-        session: the session.
+        view: the session as the player sees it, without oracle history
+            (:meth:`~cypherturn.sessions.SessionView.of`).
         env: model, executor, simulator, prompts, settings and log sinks.
         prior: the session's first turns as an interrupted run played them
             (resume): their steps rebuild the history, the spent budget, the
@@ -170,10 +175,10 @@ def play_agentic(
         raise ConfigError("the agentic protocol needs a user simulator")
     settings, prompts = env.settings, env.prompts
     variant = get_variant(settings.variant)
-    total_turns = len(session.turns)
+    total_turns = len(view.turns)
     remaining = session_budget(total_turns, settings.budget_multiplier)
     system = agentic_system(prompts, settings)
-    done: list[tuple[Turn, list[ActionStep]]] = []
+    done: list[tuple[PlayerTurn, list[ActionStep]]] = []
     persistent: list[str] = []
     outcomes: list[TurnOutcome] = []
     # where the kept schema came from: the first INSPECT_SCHEMA of the session
@@ -193,9 +198,9 @@ def play_agentic(
             elif step.action is Action.ASK_USER:
                 simulator.note_prior_reply(step.observation.removeprefix("User: "))
         if played.end is not TurnEnd.CLIFF:
-            done.append((session.turns[played.turn - 1], played.steps))
+            done.append((view.turns[played.turn - 1], played.steps))
 
-    for turn in session.turns[len(prior) :]:
+    for turn in view.turns[len(prior) :]:
         started = time.perf_counter()
         if remaining == 0:
             outcome = TurnOutcome(turn=turn.turn_index, predicted_cypher=None, end=TurnEnd.CLIFF)
@@ -203,7 +208,7 @@ def play_agentic(
             outcomes.append(outcome)
             continue
         taken: list[ActionStep] = []
-        if settings.schema_first and not prior and turn is session.turns[0]:
+        if settings.schema_first and not prior and turn is view.turns[0]:
             taken.append(_inspect_for_model(env, turn.turn_index, remaining))
             env.on_step(taken[0])
             source = _HARNESS_SCHEMA
@@ -225,7 +230,7 @@ def play_agentic(
             ChatMessage(role="user", content=text),
         ]
 
-        def ask(question: str, asks: int, turn: Turn = turn) -> tuple[str, int]:
+        def ask(question: str, asks: int, turn: PlayerTurn = turn) -> tuple[str, int]:
             reply = simulator.reply(question, turn, asks_before=asks)
             return reply.text, reply.prompt_tokens + reply.completion_tokens
 

@@ -1,4 +1,9 @@
-"""The guided protocol: oracle history, schema injected, 3 actions per turn (CypherTurn §3.1, App. D.5)."""
+"""The guided protocol: oracle history, schema injected, 3 actions per turn (CypherTurn §3.1, App. D.5).
+
+The protocol plays a :class:`~cypherturn.sessions.SessionView` with oracle history:
+it reads the gold results of earlier turns (the history the paper shows) through
+:meth:`~cypherturn.sessions.SessionView.earlier_result`, and no gold query at all.
+"""
 
 from __future__ import annotations
 
@@ -12,7 +17,7 @@ from cypherturn.protocols._env import SessionEnv
 from cypherturn.protocols._loop import AskHandler, run_action_loop, turn_end
 from cypherturn.protocols._prompts import action_prompt, fill, with_notes
 from cypherturn.protocols._settings import GUIDED_ACTIONS, Framing, TurnOutcome
-from cypherturn.sessions import ChainMode, Phenomenon, Session, Turn
+from cypherturn.sessions import ChainMode, Phenomenon, PlayerTurn, SessionView
 
 __all__ = [
     "DISCOURAGEMENT",
@@ -52,8 +57,8 @@ def guided_footer(left: int, last_action_note: bool = False) -> str:
 
 
 def guided_history(
-    session: Session,
-    turn: Turn,
+    view: SessionView,
+    turn: PlayerTurn,
     framing: Framing = Framing.PAPER,
     queries: Mapping[int, str | None] | None = None,
 ) -> str:
@@ -79,7 +84,7 @@ def guided_history(
     decoding guard cut each to an empty reply, an action lost.
 
     Args:
-        session: the session.
+        view: the session as the player sees it, with oracle history.
         turn: the current turn.
         framing: the run's observation framing.
         queries: turn index -> the query the model submitted for it (``None``: none);
@@ -87,6 +92,9 @@ def guided_history(
 
     Returns:
         The history block (empty for the first turn), ending with a blank line.
+
+    Raises:
+        GoldWithheldError: ``view`` has no oracle history (and ``turn`` is not the first).
     """
     head = (
         "Result shown to the user (from the database, not written by you):\n"
@@ -94,11 +102,11 @@ def guided_history(
         else "Assistant: [Query Result] "
     )
     lines: list[str] = []
-    for prior in session.turns[: turn.turn_index - 1]:
+    for prior in view.turns[: turn.turn_index - 1]:
         untruncated = (
             turn.chain_mode is ChainMode.CONTRAST and prior.turn_index == turn.turn_index - 1
         )
-        gold = prior.gold_result
+        gold = view.earlier_result(prior.turn_index, current=turn.turn_index)
         rows = render_rows(gold.columns, gold.rows, None if untruncated else HISTORY_ROWS)
         mine = ""
         if queries is not None:
@@ -109,7 +117,7 @@ def guided_history(
     return "Conversation so far:\n" + "\n\n".join(lines) + "\n\n"
 
 
-def guided_context(session: Session, turn: Turn, index: GraphIndex) -> TurnContext:
+def guided_context(view: SessionView, turn: PlayerTurn, index: GraphIndex) -> TurnContext:
     """The turn's question and the previous result as the guided history shows it.
 
     The previous result is the preceding turn's gold result (the guided history's
@@ -119,24 +127,26 @@ def guided_context(session: Session, turn: Turn, index: GraphIndex) -> TurnConte
     ``reference`` grounding part binds to nothing the model was not shown.
 
     Args:
-        session: the session.
+        view: the session as the player sees it, with oracle history.
         turn: the current turn.
         index: the graph's grounding index (looks the names up).
 
     Returns:
         The :class:`~cypherturn.agent.TurnContext` for ``turn``.
+
+    Raises:
+        GoldWithheldError: ``view`` has no oracle history (and ``turn`` is not the first).
     """
     previous = None
     if turn.turn_index > 1:
-        prior = session.turns[turn.turn_index - 2]
-        gold = prior.gold_result
+        gold = view.earlier_result(turn.turn_index - 1, current=turn.turn_index)
         shown = len(gold.rows) <= HISTORY_ROWS or turn.chain_mode is ChainMode.CONTRAST
         if shown:
             previous = previous_names(gold.columns, gold.rows, index)
     return TurnContext(question=turn.utterance, previous=previous)
 
 
-def dependency_hint(turn: Turn) -> str:
+def dependency_hint(turn: PlayerTurn) -> str:
     """The note appended to a FIRST turn that builds on a specific earlier result ("" otherwise)."""
     if turn.depends_on is None or Phenomenon.FIRST not in turn.phenomena:
         return ""
@@ -147,12 +157,12 @@ def dependency_hint(turn: Turn) -> str:
     )
 
 
-def guided_reply(turn: Turn) -> str:
+def guided_reply(turn: PlayerTurn) -> str:
     """The scripted ASK_USER reply: the pre-authored disambiguation, else the discouragement."""
-    return turn.ambiguity_info.simulator_reply if turn.ambiguity_info else DISCOURAGEMENT
+    return turn.simulator_reply if turn.simulator_reply is not None else DISCOURAGEMENT
 
 
-def _scripted(turn: Turn) -> AskHandler:
+def _scripted(turn: PlayerTurn) -> AskHandler:
     def ask(question: str, asks_before: int) -> tuple[str, int]:
         return guided_reply(turn), 0
 
@@ -160,7 +170,7 @@ def _scripted(turn: Turn) -> AskHandler:
 
 
 def play_guided(
-    session: Session, env: SessionEnv, prior: Sequence[TurnOutcome] = ()
+    view: SessionView, env: SessionEnv, prior: Sequence[TurnOutcome] = ()
 ) -> list[TurnOutcome]:
     """Play a session under the guided protocol.
 
@@ -169,7 +179,8 @@ def play_guided(
     the history also shows the model's own earlier predictions.
 
     Args:
-        session: the session.
+        view: the session as the player sees it, with oracle history
+            (:meth:`~cypherturn.sessions.SessionView.of`).
         env: model, executor, prompts, settings and log sinks.
         prior: the session's first turns as an interrupted run played them
             (resume); turns are independent under oracle history, so they are
@@ -179,6 +190,7 @@ def play_guided(
         One :class:`TurnOutcome` per turn not in ``prior``.
 
     Raises:
+        GoldWithheldError: ``view`` has no oracle history.
         ModelUnavailableError | ModelResponseError | EngineConnectionError: infrastructure failures.
     """
     prompts = env.prompts
@@ -194,7 +206,7 @@ def play_guided(
         chain_note=env.settings.chain_note,
     )
     outcomes: list[TurnOutcome] = []
-    for turn in session.turns[len(prior) :]:
+    for turn in view.turns[len(prior) :]:
         started = time.perf_counter()
         queries = (
             {o.turn: o.predicted_cypher for o in (*prior, *outcomes)}
@@ -203,7 +215,7 @@ def play_guided(
         )
         text = fill(
             prompts["guided_turn"],
-            history=guided_history(session, turn, env.settings.framing, queries),
+            history=guided_history(view, turn, env.settings.framing, queries),
             utterance=turn.utterance + dependency_hint(turn),
         )
         messages = [
@@ -211,7 +223,7 @@ def play_guided(
             ChatMessage(role="user", content=text),
         ]
         result = run_action_loop(
-            context=guided_context(session, turn, env.executor.index)
+            context=guided_context(view, turn, env.executor.index)
             if env.settings.grounding.question or env.settings.grounding.reference
             else None,
             call=env.call,

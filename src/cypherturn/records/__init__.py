@@ -37,9 +37,18 @@ Run-directory layout (the one description; JSON Lines files hold one record per 
                           trimmed on resume to the episodes attempts.jsonl holds
       infra_failures.json QerFailure per episode the last invocation lost (redone on resume)
 
-    RUN_DIR/                              ask-accuracy run (benchmarks/bench_ask_accuracy.py)
-      config.json         the benchmark's settings
-      records.jsonl       one line per (model, strategy, question): EX, rEX, the StrategyResult
+    RUN_DIR/                              ask benchmark run (cypherturn bench ask)
+      ask.json            AskRunConfig: the question set (name, digest, split), budget,
+                          temperature, seed, prompt, limits; a resumed run must match it
+      golds.jsonl         GoldCheck per question: kept, repaired (how) or excluded (why),
+                          the gold's row count and answer digest on our engine
+      answers.jsonl       AskAnswer per (model, strategy, budget, prompt, question),
+                          appended as each finishes: executable, EX, relaxed EX, the
+                          StrategyResult; the authority on resume
+
+    RUN_DIR/                              ask-accuracy run of the retired
+      config.json                         benchmarks/bench_ask_accuracy.py (read by
+      records.jsonl                       the viewer; superseded by `bench ask`)
 
     RUN_DIR/report/       tables and plots (cypherturn report, cypherturn qer report)
     RUN_DIR/view.html     the run viewer's page (cypherturn view)
@@ -56,10 +65,23 @@ events, QER transcripts) build on models that live with their owners
 (protocol settings, agent steps, strategy results); their file names are here.
 """
 
+from cypherturn.records._ask import (
+    ASK_RECORD_VERSION,
+    REPAIR_REASONS,
+    AskAnswer,
+    DataSplit,
+    GoldCheck,
+    GoldReason,
+    GoldStatus,
+    Harness,
+)
 from cypherturn.records._files import (
     ABORTED_DIR,
+    ANSWERS_FILE,
+    ASK_CONFIG_FILE,
     ATTEMPTS_FILE,
     BENCH_CONFIG_FILE,
+    GOLDS_FILE,
     INFRA_FILE,
     MANIFEST_FILE,
     PROMPTS_FILE,
@@ -99,6 +121,7 @@ from cypherturn.records._models import (
     SessionKey,
     StrategyAttemptLike,
     StrategyResultLike,
+    TurnEnd,
     TurnRecord,
     TurnScore,
     episode_from_strategy_result,
@@ -106,15 +129,20 @@ from cypherturn.records._models import (
 
 __all__ = [
     "ABORTED_DIR",
+    "ANSWERS_FILE",
+    "ASK_CONFIG_FILE",
+    "ASK_RECORD_VERSION",
     "ATTEMPTS_FILE",
     "BASE_VARIANT",
     "BENCH_CONFIG_FILE",
+    "GOLDS_FILE",
     "INFRA_FILE",
     "MANIFEST_FILE",
     "METRICS_VERSION",
     "PROMPTS_FILE",
     "QER_CONFIG_FILE",
     "RECORDS_FILE",
+    "REPAIR_REASONS",
     "SCHEMA_VERSION",
     "SCORES_FILE",
     "SESSIONS_DIR",
@@ -122,8 +150,14 @@ __all__ = [
     "TRANSCRIPTS_FILE",
     "UNKNOWN_VERSION",
     "Action",
+    "AskAnswer",
+    "DataSplit",
     "EngineInfo",
     "ExecutionStats",
+    "GoldCheck",
+    "GoldReason",
+    "GoldStatus",
+    "Harness",
     "InfraFailure",
     "JsonlAppender",
     "PredictionStatus",
@@ -138,6 +172,7 @@ __all__ = [
     "SessionKey",
     "StrategyAttemptLike",
     "StrategyResultLike",
+    "TurnEnd",
     "TurnRecord",
     "TurnScore",
     "config_changes",

@@ -11,15 +11,19 @@ from pathlib import Path
 from types import TracebackType
 from typing import Final, TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
 from cypherturn.errors import CypherTurnError, DatasetError
+from cypherturn.records._ask import AskAnswer, GoldCheck
 from cypherturn.records._models import STORED_CONTEXT, QerEpisode, RunManifest, TurnScore
 
 __all__ = [
     "ABORTED_DIR",
+    "ANSWERS_FILE",
+    "ASK_CONFIG_FILE",
     "ATTEMPTS_FILE",
     "BENCH_CONFIG_FILE",
+    "GOLDS_FILE",
     "INFRA_FILE",
     "MANIFEST_FILE",
     "PROMPTS_FILE",
@@ -63,6 +67,12 @@ QER_CONFIG_FILE: Final = "qer.json"
 """A QER run's configuration (``cypherturn.experiments.QerRunConfig``)."""
 TRANSCRIPTS_FILE: Final = "transcripts.jsonl"
 """One ``cypherturn.experiments.QerTranscript`` per line: a QER episode in full."""
+ASK_CONFIG_FILE: Final = "ask.json"
+"""An ask benchmark run's configuration (``cypherturn.experiments.AskRunConfig``)."""
+GOLDS_FILE: Final = "golds.jsonl"
+"""One :class:`~cypherturn.records.GoldCheck` per line: each question's gold on our engine."""
+ANSWERS_FILE: Final = "answers.jsonl"
+"""One :class:`~cypherturn.records.AskAnswer` per line: an ask benchmark run's answers."""
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -270,16 +280,20 @@ class RunData(BaseModel):
         manifest: its ``run.json``, when it has one.
         scores: its ``scores.jsonl`` (empty when absent).
         episodes: its ``attempts.jsonl`` (empty when absent).
+        answers: its ``answers.jsonl``, an ask benchmark run's (empty when absent).
+        golds: its ``golds.jsonl``, the gold labels of an ask benchmark run.
     """
 
     path: Path
     manifest: RunManifest | None
     scores: list[TurnScore]
     episodes: list[QerEpisode]
+    answers: list[AskAnswer] = Field(default_factory=list)
+    golds: list[GoldCheck] = Field(default_factory=list)
 
 
 def read_run(path: Path) -> RunData:
-    """Read a run directory (scored by ``cypherturn.metrics.score_run``, or a QER run).
+    """Read a run directory (scored by ``cypherturn.metrics.score_run``, a QER run, or an ask run).
 
     Args:
         path: the run directory.
@@ -303,8 +317,21 @@ def read_run(path: Path) -> RunData:
             ) from exc
     scores_path = path / SCORES_FILE
     attempts_path = path / ATTEMPTS_FILE
-    if not scores_path.exists() and not attempts_path.exists():
-        raise DatasetError(f"{path} holds neither {SCORES_FILE} nor {ATTEMPTS_FILE}")
+    answers_path = path / ANSWERS_FILE
+    if not any(p.exists() for p in (scores_path, attempts_path, answers_path)):
+        raise DatasetError(
+            f"{path} holds none of {SCORES_FILE}, {ATTEMPTS_FILE}, {ANSWERS_FILE}"
+        )
     scores = list(read_jsonl(scores_path, TurnScore)) if scores_path.exists() else []
     episodes = list(read_jsonl(attempts_path, QerEpisode)) if attempts_path.exists() else []
-    return RunData(path=path, manifest=manifest, scores=scores, episodes=episodes)
+    answers = list(read_jsonl(answers_path, AskAnswer)) if answers_path.exists() else []
+    golds_path = path / GOLDS_FILE
+    golds = list(read_jsonl(golds_path, GoldCheck)) if golds_path.exists() else []
+    return RunData(
+        path=path,
+        manifest=manifest,
+        scores=scores,
+        episodes=episodes,
+        answers=answers,
+        golds=golds,
+    )

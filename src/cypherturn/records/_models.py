@@ -36,6 +36,7 @@ from pydantic import (
 )
 
 from cypherturn.errors import ErrorClass
+from cypherturn.records._ask import DataSplit
 
 __all__ = [
     "BASE_VARIANT",
@@ -58,6 +59,7 @@ __all__ = [
     "SessionKey",
     "StrategyAttemptLike",
     "StrategyResultLike",
+    "TurnEnd",
     "TurnRecord",
     "TurnScore",
     "episode_from_strategy_result",
@@ -124,6 +126,31 @@ class Action(StrEnum):
     SEARCH_VALUES = "search_values"
     ASK_USER = "ask_user"
     SUBMIT_ANSWER = "submit_answer"
+
+
+class TurnEnd(StrEnum):
+    """Why a turn's action loop stopped (closed vocabulary, logged per turn; CypherTurn App. D.5).
+
+    It lives here, not in :mod:`cypherturn.agent` which re-exports it, so that a
+    :class:`TurnRecord` carries it and the scorer reads it without importing the agent.
+    """
+
+    SUBMITTED = "submitted"
+    """SUBMIT_ANSWER was called; its payload is the prediction."""
+    ACTION_CAP = "action_cap"
+    """Guided: the 3 actions of the turn were used without SUBMIT (fallback rule)."""
+    BUDGET_EXHAUSTED = "budget_exhausted"
+    """Agentic: the shared budget reached zero during the turn (fallback rule)."""
+    CLIFF = "cliff"
+    """Agentic: the budget was already zero when the turn began; no prediction."""
+    CONTEXT_OVERFLOW = "context_overflow"
+    """The turn's context outgrew the model's window before SUBMIT (fallback rule);
+    the failed call costs no unit."""
+    STUCK = "stuck"
+    """Repeat guard: the model took one action a third time in the turn; the turn ended
+    there with the fallback prediction (:data:`cypherturn.protocols.SETTLED_REPEATS`)."""
+    INFRA_ERROR = "infra_error"
+    """The model endpoint or the engine failed persistently; the session is unscored."""
 
 
 class QueryAttempt(BaseModel):
@@ -198,6 +225,24 @@ class TurnRecord(BaseModel):
         prompt_tokens: prompt tokens over the turn's model calls.
         latency_s: wall time of the turn, seconds.
         query_attempts: every EXECUTE_CYPHER query of the turn with its outcome (QER).
+        end: why the turn ended (:class:`TurnEnd`); ``None`` in records written before
+            the field existed (``cypherturn report`` then reads the run's session logs).
+        sim_model: agentic: the user simulator's model spec when the run named one
+            (``bench run --sim-model``); ``None`` when the evaluated model played the
+            simulator (the default, and every record written before the field
+            existed) and for guided turns, which have no simulator
+            (:attr:`simulator`).
+        model_actions: the steps the model took in the turn, one reply each (steps the
+            harness took for it, ``by_harness``, excluded); ``None`` in records written
+            before the field existed.
+        unreadable_actions: of them, the replies the harness could not read as an
+            action (an unreadable reply that ended the turn as ``stuck`` included);
+            ``None`` as for ``model_actions``.
+        split: the data split of the session (:attr:`cypherturn.sessions.Session.split`):
+            ``test`` for a frozen held-out split; ``None`` (undeclared) reads as
+            development data.
+        paraphrased: the turn's utterance was rewritten by a model
+            (``cypherturn.sessions.rewrite_sessions``) from the template's.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -226,6 +271,44 @@ class TurnRecord(BaseModel):
     prompt_tokens: int = Field(default=0, ge=0)
     latency_s: float = Field(default=0.0, ge=0.0)
     query_attempts: list[QueryAttempt] = Field(default_factory=list)
+    end: TurnEnd | None = None
+    sim_model: str | None = None
+    model_actions: int | None = Field(default=None, ge=0)
+    unreadable_actions: int | None = Field(default=None, ge=0)
+    split: DataSplit | None = None
+    paraphrased: bool = False
+
+    @property
+    def data_label(self) -> str:
+        """What data the turn comes from, for labels: ``""`` (development), ``test data``,
+        ``paraphrased``, or ``test data, paraphrased``."""
+        parts = ["test data"] if self.split is DataSplit.TEST else []
+        if self.paraphrased:
+            parts.append("paraphrased")
+        return ", ".join(parts)
+
+    @model_validator(mode="after")
+    def _check_play(self) -> TurnRecord:
+        if self.end is not None and (self.end is TurnEnd.CLIFF) is not self.cliff:
+            raise ValueError(f"a turn that ended {self.end.value} has cliff={self.cliff}")
+        if (self.model_actions is None) is not (self.unreadable_actions is None):
+            raise ValueError("model_actions and unreadable_actions are recorded together")
+        if (self.unreadable_actions or 0) > (self.model_actions or 0):
+            raise ValueError("more unreadable actions than actions")
+        return self
+
+    @property
+    def simulator(self) -> str | None:
+        """Who played the user simulator: ``sim_model``, else the evaluated model; ``None`` for guided.
+
+        Agentic EX depends on the simulator's replies to ASK_USER, so two agentic
+        systems whose simulators differ are not compared on their agents alone
+        (``cypherturn report`` flags such pairs); the paper uses one simulator model
+        for every evaluated model (CypherTurn §2.5).
+        """
+        if self.protocol is ProtocolName.GUIDED:
+            return None
+        return self.sim_model or self.model
 
     @model_validator(mode="after")
     def _check(self) -> TurnRecord:

@@ -1,5 +1,6 @@
 """Reports over scored run directories: the main table, breakdowns, significance, QER tables and figures."""
 
+from cypherturn.reports._ask import ask_system_label, ask_tables
 from cypherturn.reports._build import Report, RunProvenance, build_report, system_label
 from cypherturn.reports._plots import (
     PLOT_FILES,
@@ -18,6 +19,8 @@ __all__ = [
     "ReportFormat",
     "RunProvenance",
     "Table",
+    "ask_system_label",
+    "ask_tables",
     "build_report",
     "fmt",
     "plot_ex_vs_budget",

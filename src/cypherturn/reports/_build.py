@@ -3,7 +3,9 @@
 The tables follow the papers' layouts: the main table is CypherTurn Table 2
 (EX, PSJS, SEM, CER, Tok/S per model and protocol, with relaxed EX and QER
 beside them); breakdowns are appendix E; cost, cliff and action usage are
-Tables 18, 19 and 25; QER tables are RAS Tables 3 and 4.
+Tables 18, 19 and 25; QER tables are RAS Tables 3 and 4. The loss-by-cause table
+(wrong turns by why their turn ended, with the unreadable-action rate) and the
+simulator caveat of the pairwise comparisons are issue 38's.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from cypherturn.metrics import (
     QerCurve,
     SystemKey,
     SystemSummary,
+    TurnLoss,
     bootstrap_ci,
     breakdown,
     cer_by_position,
@@ -37,8 +40,17 @@ from cypherturn.metrics import (
     session_totals,
     spearman,
     summarize,
+    turn_losses,
 )
-from cypherturn.records import BASE_VARIANT, METRICS_VERSION, EngineInfo, RunData, TurnScore
+from cypherturn.records import (
+    BASE_VARIANT,
+    METRICS_VERSION,
+    EngineInfo,
+    RunData,
+    TurnEnd,
+    TurnScore,
+)
+from cypherturn.reports._ask import ask_tables
 from cypherturn.reports._qer import (
     format_change,
     qer_answer_tables,
@@ -47,6 +59,7 @@ from cypherturn.reports._qer import (
     relative_change,
 )
 from cypherturn.reports._tables import Table
+from cypherturn.runner import with_logged_play
 
 __all__ = ["Report", "RunProvenance", "build_report", "system_label"]
 
@@ -335,6 +348,7 @@ def _comparison_table(
                     cmp.high,
                     cmp.p_value,
                     "yes" if cmp.significant else "no",
+                    _simulator_caveat(groups[a], groups[b]),
                 ]
             )
     if not rows:
@@ -351,9 +365,90 @@ def _comparison_table(
             "CI high",
             "p",
             "Significant",
+            "Caveat",
         ],
         rows=rows,
-        notes=f"{n_resamples:,} resamples of the sessions both systems played; significant when the 95% CI excludes 0.",
+        notes=(
+            f"{n_resamples:,} resamples of the sessions both systems played; significant when the "
+            "95% CI excludes 0. Caveat: two agentic systems whose user simulators differ "
+            "(bench run --sim-model; by default each evaluated model plays its own) are flagged "
+            "'simulator differs: A vs B': their EX difference may come from the simulator's "
+            "replies to ASK_USER as well as from the agents. Compare agentic runs played with "
+            "one fixed simulator."
+        ),
+    )
+
+
+def _simulators(turns: Sequence[TurnScore]) -> str:
+    """Who played the user simulator in a system's turns (``""`` for guided turns)."""
+    return ", ".join(sorted({t.record.simulator for t in turns if t.record.simulator}))
+
+
+def _simulator_caveat(a: Sequence[TurnScore], b: Sequence[TurnScore]) -> str:
+    """``simulator differs: A vs B`` when two systems' user simulators differ, else ``""``."""
+    sim_a, sim_b = _simulators(a), _simulators(b)
+    return f"simulator differs: {sim_a} vs {sim_b}" if sim_a != sim_b else ""
+
+
+_LOSS_CAUSES = (
+    (TurnEnd.SUBMITTED, "Submitted wrong"),
+    (TurnEnd.STUCK, "Stuck"),
+    (TurnEnd.CLIFF, "Cliff"),
+    (TurnEnd.ACTION_CAP, "Action cap"),
+    (TurnEnd.BUDGET_EXHAUSTED, "Budget exhausted"),
+    (TurnEnd.CONTEXT_OVERFLOW, "Context overflow"),
+)
+"""The columns of the loss-by-cause table; ``infra_error`` has none: such sessions are never scored."""
+
+
+def _loss_table(losses: dict[SystemKey, TurnLoss]) -> Table:
+    unrecorded = any(loss.unrecorded for loss in losses.values())
+    rows: list[list[str | int | float | None]] = []
+    for system, loss in losses.items():
+        rate = loss.unreadable_rate
+        row: list[str | int | float | None] = [
+            system_label(system),
+            loss.turns,
+            loss.wrong,
+            *(loss.ends.get(end, 0) for end, _ in _LOSS_CAUSES),
+        ]
+        if unrecorded:
+            row.append(loss.unrecorded)
+        row.append("-" if rate is None else f"{loss.unreadable} / {loss.actions} ({rate:.1%})")
+        rows.append(row)
+    return Table(
+        name="loss_by_cause",
+        title="Turns lost, by why the turn ended",
+        columns=[
+            "System",
+            "Turns",
+            "Wrong (EX = 0)",
+            *(label for _, label in _LOSS_CAUSES),
+            *(["Unrecorded"] if unrecorded else []),
+            "Unreadable actions",
+        ],
+        rows=rows,
+        notes=(
+            "Each wrong turn (strict EX = 0) counts once, under why its turn ended "
+            "(CypherTurn App. D.5). Submitted wrong: the model called SUBMIT_ANSWER with a "
+            "query whose result is not the gold's. Stuck: the repeat guard ended the turn when "
+            "the model took one action a third time (prediction: the turn's last executed "
+            "query). Cliff: agentic; the shared budget was spent before the turn began, so it "
+            "had no prediction. Action cap: guided; the turn's 3 actions ran out without "
+            "SUBMIT_ANSWER (prediction: the last executed query, if any). Budget exhausted: "
+            "agentic; the shared budget ran out during the turn without SUBMIT_ANSWER (same "
+            "fallback). Context overflow: the turn's context outgrew the model's window before "
+            "SUBMIT_ANSWER (same fallback). "
+            + (
+                "Unrecorded: wrong turns whose record names no end reason and whose run "
+                "directory has no session log to read it from. "
+                if unrecorded
+                else ""
+            )
+            + "Unreadable actions: the model's replies the harness could not read as an "
+            "action, over all its actions (actions the harness took for it excluded; - where "
+            "no turn counts them)."
+        ),
     )
 
 
@@ -472,6 +567,10 @@ def build_report(
 ) -> Report:
     """Compute every table and plot series of a report from run directories already read.
 
+    Records written before they named why each turn ended, their action counts and
+    their simulator are completed from the bench run's session logs and
+    ``bench_config.json`` (:func:`cypherturn.runner.with_logged_play`).
+
     Args:
         runs: the runs (see :func:`cypherturn.metrics.read_run`).
         n_resamples: bootstrap resamples for CIs and comparisons.
@@ -487,10 +586,13 @@ def build_report(
     Raises:
         DatasetError: the runs hold neither turn scores nor QER episodes.
     """
+    # records written before they named their end reason and simulator: from the run's files
+    runs = [with_logged_play(run) for run in runs]
     scores = [s for run in runs for s in run.scores]
     episodes = [e for run in runs for e in run.episodes]
-    if not scores and not episodes:
-        raise DatasetError("the run directories hold no scores and no QER attempts")
+    answers = [a for run in runs for a in run.answers]
+    if not scores and not episodes and not answers:
+        raise DatasetError("the run directories hold no scores, QER attempts or ask answers")
     report = Report(
         runs=[str(run.path) for run in runs], provenance=[_provenance(run) for run in runs]
     )
@@ -517,6 +619,7 @@ def build_report(
                 )
         report.tables.append(_main_table(report.summaries, report.ex_ci, n_resamples))
         report.tables.append(_cost_table(report.summaries))
+        report.tables.append(_loss_table(turn_losses(scores)))
         actions = _actions_table(report.summaries)
         if actions.rows:
             report.tables.append(actions)
@@ -525,6 +628,13 @@ def build_report(
         for extra in (_comparison_table(groups, n_resamples, seed), _rank_table(report.summaries)):
             if extra is not None:
                 report.tables.append(extra)
+    if answers:
+        golds = [
+            (run.answers[0].ask_set if run.answers else run.path.name, check)
+            for run in runs
+            for check in run.golds
+        ]
+        report.tables += ask_tables(answers, golds, n_resamples=n_resamples, seed=seed)
     report.tables.append(_runs_table(report.provenance))
     if episodes:
         report.qer_curves = qer_curves(episodes)

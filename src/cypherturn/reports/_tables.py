@@ -4,9 +4,16 @@ from __future__ import annotations
 
 import html
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import overload
 
 from pydantic import BaseModel, Field
+from rich.box import HEAVY_HEAD, SQUARE, Box
+from rich.cells import cell_len
+from rich.console import RenderableType
+from rich.constrain import Constrain
 from rich.table import Table as RichTable
+from rich.text import Text
 
 __all__ = ["Cell", "Table", "fmt", "render_html", "render_markdown", "to_rich"]
 
@@ -113,15 +120,168 @@ def render_html(
     return "\n".join(parts)
 
 
-def to_rich(table: Table) -> RichTable:
-    """A :class:`rich.table.Table` for printing in the terminal."""
-    out = RichTable(title=table.title, caption=table.notes or None)
+@dataclass(frozen=True)
+class _Frame:
+    """How a rich table spends width beside its cells: the box, cell padding and outer edge."""
+
+    box: Box
+    padding: int
+    edge: bool
+
+    def overhead(self, columns: int) -> int:
+        """Characters a row of ``columns`` cells takes beyond the cells' text."""
+        return columns * 2 * self.padding + (columns - 1) + (2 if self.edge else 0)
+
+
+# Today's look first; the compact frame (no outer edge, no padding) saves 2n+2 characters
+# and is tried before giving up on a grid.
+_FULL = _Frame(box=HEAVY_HEAD, padding=1, edge=True)
+_COMPACT = _Frame(box=SQUARE, padding=0, edge=False)
+
+
+def _is_text(text: str) -> bool:
+    """Whether a cell is words (a label, a header), not a number, a CI or a percentage."""
+    return any(ch.isalpha() for ch in text)
+
+
+def _cell_extent(text: str) -> tuple[int, int]:
+    """``(narrowest, widest)`` width a cell can take without cutting anything.
+
+    Text may wrap between words; anything else stays on one line.
+    """
+    widest = max((cell_len(line) for line in text.splitlines()), default=0)
+    if not _is_text(text):
+        return widest, widest
+    return max((cell_len(word) for word in text.split()), default=0), widest
+
+
+def _column_extents(table: Table) -> list[tuple[int, int]]:
+    """``(narrowest, widest)`` width of each column over its header and cells."""
+    extents = []
     for i, column in enumerate(table.columns):
-        # Names identify the row: never cut them; numbers may wrap on a narrow terminal.
-        if i == 0:
-            out.add_column(column, justify="left", no_wrap=True)
-        else:
-            out.add_column(column, justify="right", overflow="fold")
+        cells = [_cell_extent(column)] + [_cell_extent(fmt(row[i])) for row in table.rows]
+        # At least one character: rich cannot draw a column of width 0.
+        extents.append((max(1, *(lo for lo, _ in cells)), max(1, *(hi for _, hi in cells))))
+    return extents
+
+
+def _fit_widths(extents: Sequence[tuple[int, int]], room: int) -> list[int] | None:
+    """Column widths summing to at most ``room``, or ``None`` when the narrowest do not fit.
+
+    The widest columns give way first (as rich does), but none below its narrowest width:
+    the widths are ``clamp(cap, narrowest, widest)`` for the largest cap that fits, and
+    the characters left over go one each to the columns still short of their widest.
+    """
+    if sum(lo for lo, _ in extents) > room:
+        return None
+
+    def widths_at(cap: int) -> list[int]:
+        return [max(lo, min(hi, cap)) for lo, hi in extents]
+
+    cap = max(hi for _, hi in extents)
+    while sum(widths_at(cap)) > room:
+        cap -= 1
+    widths = widths_at(cap)
+    spare = room - sum(widths)
+    for i, (_, hi) in enumerate(extents):
+        if spare and widths[i] < hi:
+            widths[i] += 1
+            spare -= 1
+    return widths
+
+
+def _annotations(table: Table) -> tuple[Text, Text | None]:
+    # Text, not str: rich would read "[explicit, guards]" in a title or note as markup and drop it.
+    title = Text(table.title, style="table.title")
+    caption = Text(table.notes, style="table.caption") if table.notes else None
+    return title, caption
+
+
+def _grid(table: Table, frame: _Frame, widths: Sequence[int] | None) -> RichTable:
+    """The table as a grid in ``frame``; with ``widths``, columns of exactly those widths."""
+    title, caption = _annotations(table)
+    out = RichTable(
+        title=title,
+        caption=caption,
+        box=frame.box,
+        padding=(0, frame.padding),
+        show_edge=frame.edge,
+    )
+    for i, column in enumerate(table.columns):
+        # Words read from the left, numbers line up on the right.
+        text = i == 0 or any(_is_text(fmt(row[i])) for row in table.rows)
+        out.add_column(
+            Text(column),
+            justify="left" if text else "right",
+            # Names identify the row: unwrapped while every column gets its widest width.
+            no_wrap=i == 0 and widths is None,
+            overflow="fold",
+            width=None if widths is None else widths[i],
+        )
     for row in table.rows:
-        out.add_row(*(fmt(c) for c in row))
+        out.add_row(*(Text(fmt(c)) for c in row))
     return out
+
+
+def _blocks(table: Table) -> RichTable:
+    """The table turned on its side: one block of ``column | value`` lines per row.
+
+    Each block starts with the row's first cell in bold; the blocks are separated by rules.
+    """
+    title, caption = _annotations(table)
+    out = RichTable(title=title, caption=caption, show_header=False, box=SQUARE, padding=(0, 1))
+    out.add_column(overflow="fold")
+    out.add_column(overflow="fold")
+    for row in table.rows:
+        for i, (column, cell) in enumerate(zip(table.columns, row, strict=True)):
+            style = "bold" if i == 0 else ""
+            out.add_row(
+                Text(column, style=style),
+                Text(fmt(cell), style=style),
+                end_section=i == len(row) - 1,
+            )
+    return out
+
+
+@overload
+def to_rich(table: Table, width: None = None) -> RichTable: ...
+
+
+@overload
+def to_rich(table: Table, width: int) -> RenderableType: ...
+
+
+def to_rich(table: Table, width: int | None = None) -> RenderableType:
+    """A rich renderable of ``table`` for printing in the terminal.
+
+    Without ``width``: the table as a grid sized by rich, which squeezes the columns
+    (down to one character) on a console narrower than the table.
+
+    With ``width`` (the console's width): the first of these that fits in ``width``
+    characters, so that no cell is cut and no column drops to a character:
+
+    1. the same grid, when every column fits at its widest;
+    2. the same grid with the widest text columns wrapped between words, when every
+       column fits at its narrowest (its longest header word or word of a text cell;
+       numbers are never wrapped);
+    3. a compact grid (no outer edge, no cell padding) wrapped the same way;
+    4. one block of ``column | value`` lines per row, labels wrapped (and a word
+       longer than the whole width folded) rather than cut.
+
+    Args:
+        table: the table.
+        width: the characters available per line, or ``None`` for the full grid.
+
+    Returns:
+        The renderable; with ``width``, none of its lines is wider than ``width``.
+    """
+    if width is None or not table.columns:
+        return _grid(table, _FULL, None)
+    extents = _column_extents(table)
+    if sum(hi for _, hi in extents) + _FULL.overhead(len(extents)) <= width:
+        return _grid(table, _FULL, None)
+    for frame in (_FULL, _COMPACT):
+        widths = _fit_widths(extents, width - frame.overhead(len(extents)))
+        if widths is not None:
+            return _grid(table, frame, widths)
+    return Constrain(_blocks(table), width)

@@ -6,6 +6,10 @@ finished session, refuses a changed configuration, keeps infrastructure
 failures apart, and writes the ``records.jsonl`` that
 :func:`cypherturn.metrics.score_run` scores.
 
+Records written before they named why each turn ended, its action counts and the
+simulator are completed from the run directory's own files by
+:func:`with_logged_play`.
+
 The core both batch runs share (:mod:`._core`; the QER runner,
 :func:`cypherturn.experiments.run_qer_experiment`, is built on it too):
 :func:`open_run_dir` (store the configuration, or refuse a changed one),
@@ -14,6 +18,7 @@ finish, to be appended at once; the failure policy) and
 :func:`write_infra_failures`. The run-directory layout: :mod:`cypherturn.records`.
 """
 
+from cypherturn.runner._backfill import with_logged_play
 from cypherturn.runner._batch import (
     CONFIG_FILE,
     INFRA_FILE,
@@ -67,5 +72,6 @@ __all__ = [
     "select_sessions",
     "session_digest",
     "turn_record",
+    "with_logged_play",
     "write_infra_failures",
 ]

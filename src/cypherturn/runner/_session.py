@@ -33,6 +33,7 @@ from cypherturn.protocols import (
     TurnOutcome,
     load_prompts,
     play_session,
+    player_view,
     session_budget,
 )
 from cypherturn.records import Action, ProtocolName, QueryAttempt, TurnRecord
@@ -109,6 +110,7 @@ def turn_record(
     run_id: str,
     model: str,
     settings: ProtocolSettings,
+    sim_model: str | None = None,
 ) -> TurnRecord:
     """The scorer's :class:`TurnRecord` of a played turn.
 
@@ -118,9 +120,13 @@ def turn_record(
         run_id: the run's identifier.
         model: the evaluated model's spec.
         settings: the protocol settings.
+        sim_model: the user simulator's model spec when the run named one (agentic);
+            ``None``: the evaluated model played it, or the protocol has no simulator.
 
     Returns:
-        The record; cliff turns carry ``cliff=True`` and no prediction.
+        The record; cliff turns carry ``cliff=True`` and no prediction. It names
+        why the turn ended, the simulator, and the model's actions and unreadable
+        replies (the report's loss by cause).
     """
     turn = session.turns[outcome.turn - 1]
     steps: list[ActionStep] = outcome.steps
@@ -161,6 +167,12 @@ def turn_record(
         prompt_tokens=sum(s.prompt_tokens for s in steps),
         latency_s=outcome.latency_s,
         query_attempts=attempts,
+        end=outcome.end,
+        sim_model=sim_model if settings.protocol is ProtocolName.AGENTIC else None,
+        model_actions=sum(not s.by_harness for s in steps),
+        unreadable_actions=sum(s.action is None for s in steps),
+        split=session.split,
+        paraphrased=turn.rewrite is not None,
     )
 
 
@@ -247,7 +259,14 @@ def run_session(
             raise RunInterrupted(f"session {session.session_id} stopped: the run was interrupted")
 
     def finish_turn(outcome: TurnOutcome) -> None:
-        record = turn_record(outcome, session, run_id=run_id, model=model.spec, settings=settings)
+        record = turn_record(
+            outcome,
+            session,
+            run_id=run_id,
+            model=model.spec,
+            settings=settings,
+            sim_model=sim_model.spec if sim_model is not None else None,
+        )
         records.append(record)
         emit(TurnFinished(end=outcome.end, record=record))
         if on_turn is not None:
@@ -293,7 +312,8 @@ def run_session(
             simulator=simulator,
         )
         try:
-            play_session(session, env, prior)
+            # the players get the view; the golds stay here, for the records and the scorer
+            play_session(player_view(session, settings.protocol), env, prior)
         except INFRA_ERRORS as e:
             logger.warning("session %s: infrastructure failure: %s", session.session_id, e)
             emit(SessionFinished(status=SessionStatus.INFRA_FAILURE, error=str(e)))

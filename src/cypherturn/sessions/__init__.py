@@ -2,13 +2,14 @@
 
 Build sessions with :func:`plan_build` + :func:`build_sessions` (or one world at a
 time with :class:`SessionGenerator`), store them with :func:`write_sessions`,
-read them back with :func:`read_sessions`, check them with :func:`verify_session`,
+read them back with :func:`read_sessions`, show them to players without their golds
+with :class:`SessionView`, check them with :func:`verify_session`,
 summarise them with :func:`compute_stats`, and import the official release with
 :func:`read_official` + :func:`check_reproduction`. The format is documented
 field by field in ``docs/design/sessions.md``.
 """
 
-from cypherturn.sessions._audit import AuditCode, AuditFinding, TieProbe, probe_ties
+from cypherturn.sessions._audit import AuditCode, AuditFinding, TieProbe, audit_ties, probe_ties
 from cypherturn.sessions._build import (
     DEFAULT_SESSIONS,
     DEFAULT_TURNS,
@@ -21,6 +22,7 @@ from cypherturn.sessions._build import (
 )
 from cypherturn.sessions._compose import ComposedTurn, compose_session
 from cypherturn.sessions._divergence import (
+    ANSWER_CHANGING,
     DIVERGENCE_CODES,
     DivergenceAuditor,
     text_divergences,
@@ -59,6 +61,7 @@ from cypherturn.sessions._skeleton import (
 from cypherturn.sessions._stats import BenchmarkStats, Tally, compute_stats
 from cypherturn.sessions._templates import PersonaProfile, Register, TemplateBank, load_bank
 from cypherturn.sessions._verify import verify_session
+from cypherturn.sessions._view import PlayerTurn, SessionView
 from cypherturn.sessions._vocab import (
     AGGREGATION_PHENOMENA,
     CHAIN_DEPENDENT_MODES,
@@ -73,6 +76,7 @@ from cypherturn.sessions._vocab import (
 
 __all__ = [
     "AGGREGATION_PHENOMENA",
+    "ANSWER_CHANGING",
     "CHAIN_DEPENDENT_MODES",
     "DEFAULT_SESSIONS",
     "DEFAULT_TURNS",
@@ -100,11 +104,13 @@ __all__ = [
     "Phenomenon",
     "PhenomenonCategory",
     "PlannedSession",
+    "PlayerTurn",
     "QueryBlock",
     "Register",
     "RewriteInfo",
     "Session",
     "SessionGenerator",
+    "SessionView",
     "Skeleton",
     "SortKey",
     "Tally",
@@ -113,6 +119,7 @@ __all__ = [
     "Turn",
     "TurnCheck",
     "WorldHints",
+    "audit_ties",
     "build_sessions",
     "canonical_rows",
     "category_of",

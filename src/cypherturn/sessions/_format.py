@@ -18,7 +18,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from cypherturn.errors import DatasetError
-from cypherturn.records import read_jsonl
+from cypherturn.records import DataSplit, read_jsonl
 from cypherturn.sessions._skeleton import Skeleton
 from cypherturn.sessions._vocab import ChainMode, Persona, Phenomenon
 
@@ -179,6 +179,11 @@ class Session(BaseModel):
             imported sessions, whose graphs come from the release's files).
         graph_scale: scale of that world build.
         turns: the turns in order.
+        split: ``test`` for a session of a frozen held-out split (never used to tune;
+            run only to confirm a decision made on development data), ``development``
+            when declared so; ``None`` (undeclared) reads as development. Written
+            only when set, so the lines (and digests) of undeclared sessions are
+            unchanged.
     """
 
     format_version: int = Field(default=FORMAT_VERSION, ge=1, le=FORMAT_VERSION)
@@ -190,9 +195,12 @@ class Session(BaseModel):
     graph_seed: int | None = None
     graph_scale: float | None = None
     turns: list[Turn]
+    split: DataSplit | None = None
 
     def to_line(self) -> str:
         """Serialise to one JSON line (no trailing newline), fields in declaration order."""
+        if self.split is None:
+            return self.model_dump_json(exclude={"split"})
         return self.model_dump_json()
 
 

@@ -6,6 +6,7 @@ one question with at most ``config.budget`` generate-extract-execute attempts
 strategy is registered by name with :func:`register_strategy`.
 """
 
+from cypherturn.strategies._context import schema_context
 from cypherturn.strategies._examples import FewShotExample, grounded_examples, schema_examples
 from cypherturn.strategies._extract import extract_cypher
 from cypherturn.strategies._grounded import (
@@ -68,6 +69,7 @@ __all__ = [
     "load_prompts",
     "looks_empty",
     "register_strategy",
+    "schema_context",
     "schema_examples",
     "strategy_names",
 ]

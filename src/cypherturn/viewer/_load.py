@@ -5,8 +5,9 @@ Kinds, told apart by the files they hold (the layouts: :mod:`cypherturn.records`
 * ``bench``: ``scores.jsonl`` (or an unscored ``records.jsonl`` of TurnRecords),
   ``run.json``, ``bench_config.json`` and the action logs ``sessions/<id>.jsonl``;
 * ``qer``: ``attempts.jsonl`` (QerEpisode), ``qer.json``, ``transcripts.jsonl``;
-* ``ask``: ``records.jsonl`` of ask-accuracy lines (model, strategy, question_id,
-  ex, ..., the whole StrategyResult), ``config.json``.
+* ``ask``: ``answers.jsonl`` of :class:`~cypherturn.records.AskAnswer` (``cypherturn
+  bench ask``), or the retired ask-accuracy script's ``records.jsonl`` (model,
+  strategy, question_id, ex, ..., the whole StrategyResult) and ``config.json``.
 
 Malformed files are reported as the project's other readers report them
 (:func:`~cypherturn.records.read_jsonl`: a :class:`DatasetError` naming the file
@@ -29,11 +30,13 @@ from cypherturn.errors import DatasetError
 from cypherturn.experiments import QerTranscript
 from cypherturn.metrics import METRICS, cer, session_scores
 from cypherturn.records import (
+    ANSWERS_FILE,
     ATTEMPTS_FILE,
     MANIFEST_FILE,
     RECORDS_FILE,
     SCORES_FILE,
     TRANSCRIPTS_FILE,
+    AskAnswer,
     QerEpisode,
     RunManifest,
     TurnRecord,
@@ -42,7 +45,7 @@ from cypherturn.records import (
     read_run,
     validation_problem,
 )
-from cypherturn.reports import Table, build_report, system_label
+from cypherturn.reports import Table, ask_tables, build_report, system_label
 from cypherturn.runner._log import StepLogged, TurnFinished, read_log
 from cypherturn.sessions import Session, read_sessions
 from cypherturn.strategies import Attempt, StrategyResult
@@ -57,7 +60,7 @@ from cypherturn.viewer._model import (
 
 __all__ = ["detect_kind", "read_page"]
 
-_CONFIG_FILES = ("bench_config.json", "qer.json", "config.json")
+_CONFIG_FILES = ("bench_config.json", "qer.json", "ask.json", "config.json")
 _SESSIONS_DIR = "sessions"
 _RESULT_ROWS = 10
 """Gold rows shown per turn; the total is always given."""
@@ -75,13 +78,15 @@ def detect_kind(path: Path) -> str:
         return "bench"
     if (path / ATTEMPTS_FILE).exists():
         return "qer"
+    if (path / ANSWERS_FILE).exists():
+        return "ask"
     records = path / RECORDS_FILE
     if records.exists():
         first = _first_object(records)
         return "ask" if {"question_id", "strategy", "ex"} <= set(first) else "bench"
     raise DatasetError(
         f"{path} is not a run directory: it holds none of {SCORES_FILE}, {RECORDS_FILE}, "
-        f"{ATTEMPTS_FILE}, {_SESSIONS_DIR}/"
+        f"{ATTEMPTS_FILE}, {ANSWERS_FILE}, {_SESSIONS_DIR}/"
     )
 
 
@@ -482,7 +487,32 @@ class _AskLine(BaseModel):
     result: StrategyResult | None = None
 
 
+def _answer_line(answer: AskAnswer) -> _AskLine:
+    return _AskLine(
+        model=answer.model,
+        strategy=f"{answer.strategy}@{answer.budget} {answer.prompt}",
+        question_id=answer.question_id,
+        dataset=answer.graph,
+        tier=answer.category,
+        phenomena=answer.phenomena,
+        executable=answer.executable,
+        ex=answer.ex,
+        ex_relaxed=answer.ex_relaxed,
+        attempts=answer.attempts,
+        tokens=answer.tokens,
+        seconds=answer.seconds,
+        final_query=answer.final_query,
+        error=answer.error,
+        result=StrategyResult.model_validate(answer.result) if answer.result else None,
+    )
+
+
 def _ask(path: Path, page: RunPage) -> None:
+    if (path / ANSWERS_FILE).exists():
+        answers = list(read_jsonl(path / ANSWERS_FILE, AskAnswer))
+        _ask_lines(page, [_answer_line(a) for a in answers])
+        page.tables = ask_tables(answers, n_resamples=1_000)[:1]
+        return
     lines: list[_AskLine] = []
     records = path / RECORDS_FILE
     with records.open(encoding="utf-8") as handle:
@@ -495,6 +525,10 @@ def _ask(path: Path, page: RunPage) -> None:
                 raise DatasetError(
                     f"{records}:{number}: {validation_problem(e, 'ask record')}"
                 ) from e
+    _ask_lines(page, lines)
+
+
+def _ask_lines(page: RunPage, lines: list[_AskLine]) -> None:
     groups: dict[tuple[str, str], list[_AskLine]] = defaultdict(list)
     for ask_line in lines:
         groups[(ask_line.model, ask_line.strategy)].append(ask_line)

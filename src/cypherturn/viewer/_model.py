@@ -7,7 +7,7 @@ One shape serves the three kinds of run directory the viewer reads:
   their scores, steps are the logged actions (``sessions/<id>.jsonl``);
 * ``qer`` (``cypherturn qer run``): groups are (model, strategy, dataset, tier),
   items are questions, turns are runs of a question, steps are attempts;
-* ``ask`` (``benchmarks/bench_ask_accuracy.py``): groups are (model, strategy),
+* ``ask`` (``cypherturn bench ask``, and runs of the retired ask-accuracy script): groups are (model, strategy),
   items are questions, one turn each, steps are the strategy's attempts.
 
 Every string here is untrusted (model output, engine messages); the template

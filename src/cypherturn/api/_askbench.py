@@ -1,0 +1,381 @@
+"""`bench ask` and `bench ask-import`: the ask benchmark over any question set, and its gold labels."""
+
+from __future__ import annotations
+
+import contextlib
+import random
+from collections import defaultdict
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from cypherturn.api._engines import connect
+from cypherturn.api._hooks import Status, quiet
+from cypherturn.errors import ConfigError
+from cypherturn.experiments import (
+    AskItem,
+    AskRunConfig,
+    AskRunSummary,
+    AskSet,
+    check_golds,
+    read_answers,
+    read_ask_items,
+    run_ask_benchmark,
+    write_ask_items,
+)
+from cypherturn.graph import DEFAULT_ROW_CAP, GraphEngine, QueryResult
+from cypherturn.models import GGUFChatModel, load_model
+from cypherturn.records import AskAnswer, DataSplit, GoldCheck
+from cypherturn.strategies import PROMPT_VERSION, StrategyConfig, get_strategy
+
+__all__ = [
+    "BENCH_TIMEOUT_S",
+    "AskBenchConfig",
+    "AskBenchResult",
+    "AskImportConfig",
+    "AskImportResult",
+    "import_ask_set",
+    "run_ask_bench",
+    "stratified_sample",
+]
+
+
+BENCH_TIMEOUT_S = 30.0
+"""The ask benchmark's default per-query limit, seconds (see :class:`AskBenchConfig`)."""
+
+
+class AskBenchConfig(BaseModel):
+    """What `cypherturn bench ask` runs.
+
+    Attributes:
+        ask_set: a packaged set's name (``ask-dev``, ``ask-test``) or a YAML/JSONL file
+            (:func:`~cypherturn.experiments.read_ask_items`).
+        out_dir: the run directory (resumed when it exists).
+        models: model specs; ``default`` resolves to the strongest installed model.
+        model_options: keyword options for :func:`~cypherturn.models.load_model`.
+        strategies: strategy names (``single``, ``is``, ``ras``, ``ras+``, ``ras+:<parts>``).
+        budget: T, the most attempts per question.
+        temperature: sampling temperature (RAS §4.7: 0.9).
+        seed: base sampling seed.
+        prompt_version: ``v1`` (the RAS paper's prompt) or ``v2``; ``None``: the default.
+        max_tokens: most tokens generated per attempt.
+        timeout_s: per-query limit, seconds, for golds and generated queries alike
+            (30 s: every gold of the packaged and Mind the Query sets finishes in
+            under 20 s on the embedded engine, so a slower generated query is a
+            runaway; ``ask`` itself waits 120 s).
+        row_cap: rows kept per query.
+        graph: the graph of JSONL lines that name none.
+        engine_url: ``None`` for the embedded FalkorDB, or a server URL.
+        n_ctx: a local model's context window, recorded in the run.
+        limit: ask only the first N questions (the set's digest covers only those).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    ask_set: str
+    out_dir: Path
+    models: list[str] = Field(default_factory=lambda: ["default"], min_length=1)
+    model_options: dict[str, Any] = Field(default_factory=dict)
+    strategies: list[str] = Field(default_factory=lambda: ["ras+"], min_length=1)
+    budget: int = Field(default=5, ge=1)
+    temperature: float = Field(default=0.9, ge=0)
+    seed: int = 0
+    prompt_version: str | None = None
+    max_tokens: int = Field(default=512, ge=1)
+    timeout_s: float = Field(default=BENCH_TIMEOUT_S, gt=0)
+    row_cap: int = Field(default=DEFAULT_ROW_CAP, ge=1)
+    graph: str | None = None
+    engine_url: str | None = None
+    n_ctx: int | None = Field(default=None, ge=256)
+    limit: int | None = Field(default=None, ge=1)
+
+
+@dataclass(frozen=True)
+class AskBenchResult:
+    """What :func:`run_ask_bench` did.
+
+    Attributes:
+        ask_set: the questions.
+        golds: each question's gold label.
+        summary: the runner's summary.
+        answers: every answer of the run directory for the asked systems and questions.
+    """
+
+    ask_set: AskSet
+    golds: list[GoldCheck]
+    summary: AskRunSummary
+    answers: list[AskAnswer]
+
+
+@contextlib.contextmanager
+def _engines(graphs: Sequence[str], engine_url: str | None) -> Iterator[dict[str, GraphEngine]]:
+    with contextlib.ExitStack() as stack:
+        yield {g: stack.enter_context(connect(g, engine_url=engine_url)) for g in graphs}
+
+
+def _verify_labels(items: Sequence[AskItem], golds: Sequence[tuple[GoldCheck, Any]]) -> None:
+    """An imported file's labels must be what our engine says now (same graph build)."""
+    for item, (check, _) in zip(items, golds, strict=True):
+        stored = item.check
+        if stored is None:
+            continue
+        if stored.status is not check.status or stored.digest != check.digest:
+            raise ConfigError(
+                f"question {item.id}: the file labels its gold {stored.status.value} "
+                f"({stored.rows} rows) but this engine gives {check.status.value} "
+                f"({check.rows} rows): the graph differs from the one the file was "
+                "labelled on; relabel it with `cypherturn bench ask-import`"
+            )
+
+
+def _check_set(
+    ask_set: AskSet,
+    engines: dict[str, GraphEngine],
+    *,
+    timeout_s: float,
+    row_cap: int,
+    on_check: Callable[[GoldCheck], None] | None = None,
+) -> list[tuple[GoldCheck, QueryResult | None]]:
+    """Label every gold of ``ask_set`` on ``engines`` and check an imported file's labels.
+
+    Raises:
+        ConfigError: a file's stored label differs from what the engine gives now.
+    """
+    golds = check_golds(
+        ask_set.items, engines.__getitem__, timeout_s=timeout_s, row_cap=row_cap, on_check=on_check
+    )
+    _verify_labels(ask_set.items, golds)
+    return golds
+
+
+def run_ask_bench(
+    config: AskBenchConfig,
+    *,
+    status: Status = quiet,
+    on_check: Callable[[GoldCheck], None] | None = None,
+    on_start: Callable[[int, int], None] | None = None,
+    on_answer: Callable[[AskAnswer], None] | None = None,
+) -> AskBenchResult:
+    """Label the set's golds on our engine, then ask every usable question of every system.
+
+    Args:
+        config: the run.
+        status: wraps the model loads.
+        on_check: called after each gold is labelled.
+        on_start: called with (answers planned, answers already done).
+        on_answer: called after each answer is written.
+
+    Returns:
+        The :class:`AskBenchResult`.
+
+    Raises:
+        ConfigError: an unknown strategy, model or set, a bad option, a changed run
+            configuration, or a file labelled on another graph build.
+        DatasetError: a malformed set or run directory.
+        ModelError / EngineConnectionError: a model or engine that cannot be used at all.
+    """
+    ask_set = read_ask_items(config.ask_set, graph=config.graph)
+    if config.limit is not None:
+        ask_set = ask_set.model_copy(update={"items": ask_set.items[: config.limit]})
+    for strategy in config.strategies:
+        get_strategy(strategy)
+    prompt = config.prompt_version or PROMPT_VERSION
+    StrategyConfig(prompt_version=prompt, budget=config.budget)
+    run_config = AskRunConfig(
+        ask_set=ask_set.name,
+        digest=ask_set.digest,
+        split=ask_set.split,
+        budget=config.budget,
+        temperature=config.temperature,
+        seed=config.seed,
+        prompt=prompt,
+        max_tokens=config.max_tokens,
+        timeout_s=config.timeout_s,
+        row_cap=config.row_cap,
+        n_ctx=config.n_ctx,
+    )
+    options = dict(config.model_options)
+    if config.n_ctx is not None:
+        options["n_ctx"] = config.n_ctx
+    graphs = list(dict.fromkeys(item.graph for item in ask_set.items))
+    with _engines(graphs, config.engine_url) as engines:
+        with status("Checking the golds on the engine ..."):
+            golds = _check_set(
+                ask_set,
+                engines,
+                timeout_s=config.timeout_s,
+                row_cap=config.row_cap,
+                on_check=on_check,
+            )
+        with status("Loading the model(s) ..."):
+            models = [load_model(spec, **options) for spec in config.models]
+            for model in models:
+                if isinstance(model, GGUFChatModel):
+                    model.load()
+        summary = run_ask_benchmark(
+            run_config,
+            ask_set,
+            golds,
+            models,
+            config.strategies,
+            engines,
+            config.out_dir,
+            on_start=on_start,
+            on_answer=on_answer,
+        )
+    wanted = {(m.spec, s) for m in models for s in config.strategies}
+    ids = {item.id for item in ask_set.items}
+    answers = [
+        a
+        for a in read_answers(config.out_dir)
+        if (a.model, a.strategy) in wanted
+        and a.question_id in ids
+        and a.budget == config.budget
+        and a.prompt == prompt
+    ]
+    return AskBenchResult(ask_set, [c for c, _ in golds], summary, answers)
+
+
+def stratified_sample(
+    items: Sequence[AskItem], size: int, *, seed: int = 0, exclude: set[str] | None = None
+) -> list[AskItem]:
+    """``size`` questions drawn without replacement, proportionally per (graph, category).
+
+    Each stratum gets its share of ``size`` by largest remainder (at least one
+    question where the stratum is not empty and ``size`` allows), drawn with
+    ``random.Random(seed)``; the sample keeps file order. Deterministic.
+
+    Args:
+        items: the pool.
+        size: how many to draw (all when the pool is smaller).
+        seed: the draw's seed.
+        exclude: ids never drawn (a disjoint second sample).
+
+    Returns:
+        The sample, in the pool's order.
+
+    Raises:
+        ConfigError: ``size`` < 1.
+    """
+    if size < 1:
+        raise ConfigError(f"a sample needs at least 1 question, got {size}")
+    pool = [item for item in items if item.id not in (exclude or set())]
+    if size >= len(pool):
+        return list(pool)
+    strata: dict[tuple[str, str], list[AskItem]] = defaultdict(list)
+    for item in pool:
+        strata[(item.graph, item.category)].append(item)
+    keys = sorted(strata)
+    exact = {k: size * len(strata[k]) / len(pool) for k in keys}
+    shares = {k: int(exact[k]) for k in keys}
+    for k in sorted(keys, key=lambda k: (-(exact[k] - shares[k]), k))[
+        : size - sum(shares.values())
+    ]:
+        shares[k] += 1
+    rng = random.Random(seed)
+    chosen: set[str] = set()
+    for k in keys:
+        chosen.update(item.id for item in rng.sample(strata[k], shares[k]))
+    return [item for item in pool if item.id in chosen]
+
+
+class AskImportConfig(BaseModel):
+    """What `cypherturn bench ask-import` writes.
+
+    Attributes:
+        source: the question set to label (a file, or a packaged set's name).
+        out: the labelled JSONL file to write (every question, each with its ``check``).
+        graph: the graph of lines that name none.
+        engine_url: ``None`` for the embedded FalkorDB, or a server URL.
+        split: the data split to declare in the written file (``None``: keep the source's).
+        sample: also write a stratified sample of the usable questions to ``sample_out``.
+        sample_out: where the sample goes.
+        sample_seed: the sample's seed.
+        exclude: a labelled file whose question ids the sample must not draw.
+        timeout_s / row_cap: per-query limits for the golds.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    source: str
+    out: Path
+    graph: str | None = None
+    engine_url: str | None = None
+    split: DataSplit | None = None
+    sample: int | None = Field(default=None, ge=1)
+    sample_out: Path | None = None
+    sample_seed: int = 0
+    sample_split: DataSplit | None = None
+    exclude: Path | None = None
+    timeout_s: float = Field(default=BENCH_TIMEOUT_S, gt=0)
+    row_cap: int = Field(default=DEFAULT_ROW_CAP, ge=1)
+
+
+@dataclass(frozen=True)
+class AskImportResult:
+    """What :func:`import_ask_set` wrote.
+
+    Attributes:
+        items: every question with its label.
+        sample: the sample's questions (empty when none was asked for).
+    """
+
+    items: list[AskItem]
+    sample: list[AskItem]
+
+
+def import_ask_set(
+    config: AskImportConfig,
+    *,
+    status: Status = quiet,
+    on_check: Callable[[GoldCheck], None] | None = None,
+) -> AskImportResult:
+    """Re-execute every gold of a question set on our engine and write it with its labels.
+
+    Args:
+        config: what to read and write.
+        status: wraps the engine work.
+        on_check: called after each gold is labelled.
+
+    Returns:
+        The :class:`AskImportResult`.
+
+    Raises:
+        ConfigError: ``sample`` without ``sample_out`` (or the reverse), an unknown set.
+        DatasetError: a malformed set or exclusion file.
+        EngineConnectionError: the engine cannot be reached.
+    """
+    if (config.sample is None) != (config.sample_out is None):
+        raise ConfigError("--sample and --sample-out go together")
+    ask_set = read_ask_items(config.source, graph=config.graph)
+    graphs = list(dict.fromkeys(item.graph for item in ask_set.items))
+    with _engines(graphs, config.engine_url) as engines, status("Checking the golds ..."):
+        golds = check_golds(
+            ask_set.items,
+            engines.__getitem__,
+            timeout_s=config.timeout_s,
+            row_cap=config.row_cap,
+            on_check=on_check,
+        )
+    split = config.split
+    labelled = [
+        item.model_copy(update={"check": check, "split": split or item.split})
+        for item, (check, _) in zip(ask_set.items, golds, strict=True)
+    ]
+    write_ask_items(config.out, labelled)
+    sample: list[AskItem] = []
+    if config.sample is not None and config.sample_out is not None:
+        excluded = (
+            {item.id for item in read_ask_items(config.exclude).items}
+            if config.exclude is not None
+            else set()
+        )
+        usable = [item for item in labelled if item.check is not None and item.check.usable]
+        sample = stratified_sample(usable, config.sample, seed=config.sample_seed, exclude=excluded)
+        sample_split = config.sample_split or split
+        sample = [item.model_copy(update={"split": sample_split or item.split}) for item in sample]
+        write_ask_items(config.sample_out, sample)
+    return AskImportResult(labelled, sample)
