@@ -15,7 +15,13 @@ from cypherturn.graph._embedded import (
     stop_leftover_servers,
 )
 from cypherturn.sessions import Session
-from cypherturn.worlds import get_world, load_official_graph, load_world, world_names
+from cypherturn.worlds import (
+    check_complete,
+    get_world,
+    load_official_graph,
+    load_world,
+    world_names,
+)
 
 __all__ = [
     "DEFAULT_GRAPH",
@@ -57,18 +63,23 @@ def connect(
 
     Raises:
         EngineConnectionError: the engine cannot be started or reached.
-        DatasetError: the graph is empty and is not a known world, or its files are bad.
+        DatasetError: the graph is empty and is not a known world, or its files are
+            bad; or it is a known world's graph holding other counts than the world's
+            (a load left half-written: never served, :func:`~cypherturn.worlds.check_complete`).
     """
     engine = open_engine(engine_url, graph)
     try:
+        known = graph.lower().replace("-", "_") in world_names()
         if load_if_missing and not engine.exists():
-            if graph.lower().replace("-", "_") not in world_names():
+            if not known:
                 raise DatasetError(
                     f"graph {graph!r} is empty on this engine and is not a known world "
                     f"({', '.join(world_names())}); load data into it first"
                 )
             logger.info("graph %s is empty: loading it", graph)
             load_world(engine, get_world(graph), path=data_path)
+        elif load_if_missing and known and data_path is None:
+            check_complete(engine, get_world(graph))
         yield engine
     finally:
         engine.close()

@@ -205,11 +205,17 @@ class EngineBase(ABC):
     def load(self, data: GraphData, *, batch_size: int = 5_000, replace: bool = False) -> LoadStats:
         """Write a whole :class:`GraphData` with batched parameterised queries and its indexes.
 
+        The graph becomes visible only when complete where the engine can swap a
+        graph in one step (FalkorDB): the load goes to a staging graph, its counts
+        are checked, and it replaces the graph atomically; an interrupted load
+        leaves the graph as it was (issue 43). Elsewhere it loads in place.
+
         Args:
             data: nodes, relationships and indexes (from a trusted loader).
             batch_size: rows per ``UNWIND`` batch.
-            replace: drop the graph first; without it a graph that already holds
-                nodes is refused rather than doubled.
+            replace: replace the graph (kept servable until the swap where the
+                engine swaps); without it a graph that already holds nodes is
+                refused rather than doubled.
 
         Returns:
             Node and relationship counts read back from the engine, and wall time.
@@ -225,27 +231,35 @@ class EngineBase(ABC):
         if batch_size < 1:
             raise ConfigError(f"batch size must be >= 1, got {batch_size!r}")
         started = time.perf_counter()
-        if replace:
-            self.drop()
-        elif self.exists():
+        if not replace and self.exists():
             raise DatasetError(
                 f"graph {self.graph!r} already holds {self.node_count()} nodes on {self.spec}; "
                 "load with replace=True to overwrite it"
             )
-        load_graph(
-            self._write_rows,
-            data,
-            batch_size=batch_size,
-            id_function=self.id_function,
-            index_statement=self._index_statement,
-        )
-        self.await_indexes()
-        nodes, relationships = self.node_count(), self.relationship_count()
-        if (nodes, relationships) != (len(data.nodes), len(data.relationships)):
-            raise GraphError(
-                f"graph {self.graph!r}: loaded {nodes} nodes and {relationships} relationships, "
-                f"expected {len(data.nodes)} and {len(data.relationships)}"
+        target = self._staging()
+        try:
+            if target is self and replace:
+                self.drop()
+            load_graph(
+                target._write_rows,
+                data,
+                batch_size=batch_size,
+                id_function=self.id_function,
+                index_statement=target._index_statement,
             )
+            target.await_indexes()
+            nodes, relationships = target.node_count(), target.relationship_count()
+            if (nodes, relationships) != (len(data.nodes), len(data.relationships)):
+                raise GraphError(
+                    f"graph {self.graph!r}: loaded {nodes} nodes and {relationships} relationships, "
+                    f"expected {len(data.nodes)} and {len(data.relationships)}"
+                )
+            if target is not self:
+                self._publish(target)
+        except BaseException:
+            if target is not self:
+                target.drop()
+            raise
         stats = LoadStats(
             graph=self.graph,
             nodes=nodes,
@@ -260,6 +274,23 @@ class EngineBase(ABC):
             stats.seconds,
         )
         return stats
+
+    def _staging(self) -> EngineBase:
+        """Where :meth:`load` writes: a fresh graph swapped in when complete, or this graph.
+
+        An engine that can swap a whole graph in one step (FalkorDB: ``RENAME``)
+        returns a new, empty staging graph, so a load that is interrupted (a
+        signal, ``kill -9``, a failed write) leaves the served graph as it was and
+        never half-written; :meth:`_publish` swaps the staging graph in. Engines
+        without such a step (Neo4j) load in place: there, a graph found with
+        other counts than its world's is refused at start
+        (:func:`cypherturn.api.connect`).
+        """
+        return self
+
+    def _publish(self, staging: EngineBase) -> None:
+        """Make the complete ``staging`` graph this graph, in one step (see :meth:`_staging`)."""
+        raise NotImplementedError(f"{type(self).__name__} loads in place")
 
     def await_indexes(self, timeout_s: float = _INDEX_WAIT_S) -> None:
         """Block until every index of the graph is built.

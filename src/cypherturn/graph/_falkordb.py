@@ -23,7 +23,10 @@ silently print the wrong label and property names.
 from __future__ import annotations
 
 import logging
+import os
+import socket
 import time
+import uuid
 from typing import Any
 
 import redis
@@ -44,6 +47,20 @@ __all__ = ["FalkorDBEngine"]
 log = logging.getLogger(__name__)
 
 _MISSING_GRAPH = "Invalid graph operation on empty key"
+_STAGING = ".loading."
+"""Infix of a staging graph's key (:meth:`FalkorDBEngine._staging`)."""
+_HOST = socket.gethostname().replace(".", "-")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
 _VERSION_MISMATCH = "version mismatch"
 _ALREADY_INDEXED = "already indexed"
 # Time kept, out of the promised return time, for decoding the rows and handing them back.
@@ -248,6 +265,46 @@ class FalkorDBEngine(EngineBase):
                 log.debug("index exists already: %s", query)
                 return []
             raise
+
+    def _staging(self) -> FalkorDBEngine:
+        """A new, empty staging graph on the same server (see :meth:`EngineBase._staging`).
+
+        Its key is ``<graph>.loading.<host>.<pid>.<random>``. A staging graph left by
+        a loader that was killed is deleted first, when its process (on this host)
+        is gone; a live loader's staging graph is left alone.
+        """
+        self._drop_stale_staging()
+        name = f"{self.graph}{_STAGING}{_HOST}.{os.getpid()}.{uuid.uuid4().hex[:8]}"
+        return FalkorDBEngine(
+            self._client,
+            name,
+            spec=f"{self.spec}{_STAGING}",
+            timeout_s=self.timeout_s,
+            row_cap=self.row_cap,
+            where=self._where,
+        )
+
+    def _publish(self, staging: EngineBase) -> None:
+        """Swap the complete ``staging`` graph in with one ``RENAME`` (atomic on the server)."""
+        try:
+            self._client.connection.execute_command("RENAME", staging.graph, self.graph)
+        except (redis.ConnectionError, redis.TimeoutError) as e:
+            raise EngineConnectionError(f"FalkorDB at {self._where} is unreachable: {e}") from e
+        self._graph.schema.clear()
+
+    def _drop_stale_staging(self) -> None:
+        prefix = f"{self.graph}{_STAGING}{_HOST}."
+        try:
+            graphs = self._client.list_graphs()
+        except (redis.ConnectionError, redis.TimeoutError) as e:
+            raise EngineConnectionError(f"FalkorDB at {self._where} is unreachable: {e}") from e
+        for name in graphs:
+            if not name.startswith(prefix):
+                continue
+            pid = name[len(prefix) :].split(".", 1)[0]
+            if pid.isdigit() and not _alive(int(pid)):
+                log.info("deleting %s, the staging graph of a load that did not finish", name)
+                self._client.execute_command("GRAPH.DELETE", name)
 
     def drop(self) -> None:
         """Delete the whole graph key (no error when it does not exist).

@@ -3,7 +3,7 @@
 from cypherturn.worlds._base import World, WorldInfo
 from cypherturn.worlds._cypher_script import parse_cypher_script
 from cypherturn.worlds._export import GraphFileHeader, read_graph_jsonl, write_graph_jsonl
-from cypherturn.worlds._load import load_world
+from cypherturn.worlds._load import check_complete, load_world
 from cypherturn.worlds._official import (
     OfficialSchema,
     load_official_graph,
@@ -40,6 +40,7 @@ __all__ = [
     "WorldFactory",
     "WorldInfo",
     "WorldSpec",
+    "check_complete",
     "check_conformance",
     "get_world",
     "list_worlds",

@@ -10,7 +10,7 @@ from cypherturn.errors import DatasetError
 from cypherturn.graph import GraphEngine, LoadStats
 from cypherturn.worlds._base import World
 
-__all__ = ["load_world"]
+__all__ = ["check_complete", "load_world"]
 
 log = logging.getLogger(__name__)
 
@@ -27,6 +27,35 @@ def _fixed_counts(world: World, seed: int, scale: float) -> tuple[int, int] | No
     if info.kind == "dataset" or (seed == 0 and scale == 1.0):
         return info.expected_nodes, info.expected_relationships
     return None
+
+
+def check_complete(engine: GraphEngine, world: World) -> None:
+    """Refuse a graph that holds other counts than ``world``'s default build (issue 43).
+
+    A graph that a load left half-written (an engine that loads in place, or a
+    cypherturn before loads were staged) or that holds other data under a
+    world's name would otherwise be served as the world, answer after answer.
+    Only worlds whose counts are known without building them are checked (the
+    datasets, and synthetic worlds at their catalogue build).
+
+    Args:
+        engine: an engine bound to the world's graph, which exists.
+        world: the world the graph's name says it holds.
+
+    Raises:
+        DatasetError: the counts differ (both are named, and how to reload).
+    """
+    expected = _fixed_counts(world, 0, 1.0)
+    if expected is None:
+        return
+    held = (engine.node_count(), engine.relationship_count())
+    if held != expected:
+        name = world.info.name
+        raise DatasetError(
+            f"graph {engine.graph!r} holds {held[0]:,} nodes and {held[1]:,} relationships, not "
+            f"the {expected[0]:,} and {expected[1]:,} of {name}: an interrupted load or other "
+            f"data; reload it with `cypherturn load {name} --graph {engine.graph} --replace`"
+        )
 
 
 def load_world(
