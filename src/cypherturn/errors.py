@@ -14,6 +14,7 @@ from __future__ import annotations
 from enum import StrEnum
 
 __all__ = [
+    "CallAbandoned",
     "ConfigError",
     "ContextLengthError",
     "CypherParseError",
@@ -34,6 +35,7 @@ __all__ = [
     "QueryError",
     "QueryTimeoutError",
     "RunInterrupted",
+    "TimeBudgetSpent",
     "UnknownLabelError",
     "UnknownPropertyError",
     "UnknownRelationshipTypeError",
@@ -181,6 +183,26 @@ class RunInterrupted(CypherTurnError):
 
     What was logged stays on disk, and the next run with the same configuration
     resumes from it.
+    """
+
+
+class CallAbandoned(RunInterrupted):
+    """A model call in flight was abandoned because the process is stopping (Ctrl-C, SIGTERM).
+
+    Raised inside the call (a GGUF generation is aborted between two steps of
+    llama.cpp's compute graph), never returned as a cut-short completion: a
+    half-written action logged as if the model had finished it would change the
+    run's records. See :func:`cypherturn.models.stop_calls`.
+    """
+
+
+class TimeBudgetSpent(CypherTurnError):
+    """The wall-clock budget of one answer was spent before the work in progress ended.
+
+    Raised by a model call cut at the answer's deadline, or before a query for
+    which no time is left (:func:`cypherturn.models.call_limits`). The strategies
+    catch it and return the best candidate found so far; it is not a model
+    failure, so it is never retried or counted as an infrastructure failure.
     """
 
 

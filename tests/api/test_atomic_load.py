@@ -100,7 +100,10 @@ def test_a_load_killed_mid_write_is_never_served(
     try:
         stats = api.load("fraud", graph=graph)
         info = get_world("fraud").info
-        assert (stats.nodes, stats.relationships) == (info.expected_nodes, info.expected_relationships)
+        assert (stats.nodes, stats.relationships) == (
+            info.expected_nodes,
+            info.expected_relationships,
+        )
         assert staging_graphs(embedded_server, graph) == []
     finally:
         engine.drop()
@@ -138,7 +141,9 @@ def test_a_partial_graph_of_a_known_world_is_refused_and_a_complete_one_served(
     two_people: FalkorDBEngine,
 ) -> None:
     two_people.write("CREATE (:Person {name: 'P0'})")
-    refused = pytest.raises(DatasetError, match=r"holds 1 nodes and 0 relationships, not the 2 and 1")
+    refused = pytest.raises(
+        DatasetError, match=r"holds 1 nodes and 0 relationships, not the 2 and 1"
+    )
     with refused, api.connect("two_people"):
         pass
     two_people.drop()

@@ -113,7 +113,9 @@ def test_scores_resumes_reports_and_refuses_changed_settings(
 
     # A line torn by a kill is dropped and only that question is asked again.
     lines = (out / "answers.jsonl").read_text(encoding="utf-8").splitlines()
-    (out / "answers.jsonl").write_text("\n".join(lines[:3]) + "\n" + lines[3][:50], encoding="utf-8")
+    (out / "answers.jsonl").write_text(
+        "\n".join(lines[:3]) + "\n" + lines[3][:50], encoding="utf-8"
+    )
     model_path.write_text(json.dumps(["MATCH (p:Person) RETURN p.name AS name"]), encoding="utf-8")
     code, stdout, stderr = run_cli(capsys, *args)
     assert code == 0, stdout + stderr
@@ -141,7 +143,9 @@ def test_a_file_labelled_on_another_graph_build_is_refused(
     tmp_path: Path, question_file: Path, people: GraphEngine, capsys: pytest.CaptureFixture[str]
 ) -> None:
     labelled = tmp_path / "labelled.jsonl"
-    code, stdout, stderr = run_cli(capsys, "bench", "ask-import", str(question_file), "-o", str(labelled))
+    code, stdout, stderr = run_cli(
+        capsys, "bench", "ask-import", str(question_file), "-o", str(labelled)
+    )
     assert code == 0, stdout + stderr
     assert "1 kept, 1 repaired, 1 excluded" in stdout
     people.write("CREATE (:Person {name: 'Grace', born: date('1906-12-09')})")
@@ -153,7 +157,9 @@ def test_a_file_labelled_on_another_graph_build_is_refused(
     assert "Traceback" not in stderr
 
 
-def test_a_missing_set_is_one_clear_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_missing_set_is_one_clear_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     code, _, stderr = run_cli(
         capsys, "bench", "ask", str(tmp_path / "nope.jsonl"), "--out", str(tmp_path / "o")
     )

@@ -104,7 +104,12 @@ def test_a_stratified_sample_is_proportional_disjoint_and_fixed() -> None:
     first = stratified_sample(pool, 16, seed=0)
     assert len(first) == 16 and first == stratified_sample(pool, 16, seed=0)
     per = {(g, c): sum(1 for i in first if (i.graph, i.category) == (g, c)) for g in ("pole", "healthcare") for c in "xy"}  # fmt: skip
-    assert per == {("pole", "x"): 6, ("pole", "y"): 2, ("healthcare", "x"): 6, ("healthcare", "y"): 2}
+    assert per == {
+        ("pole", "x"): 6,
+        ("pole", "y"): 2,
+        ("healthcare", "x"): 6,
+        ("healthcare", "y"): 2,
+    }
     second = stratified_sample(pool, 16, seed=1, exclude={i.id for i in first})
     assert not {i.id for i in first} & {i.id for i in second}
     assert [i.id for i in first] == [i.id for i in pool if i in first]

@@ -25,27 +25,16 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult, TextContent
 
 from cypherturn.graph import GraphEngine
-from cypherturn.mcp_server import GraphService
+from cypherturn.mcp_server import DEFAULT_RESULT_BYTES, GraphService
 from cypherturn.mcp_server._server import TOOL_NAMES, build_server
 from cypherturn.models import ReplayChatModel
 
 ASKED = "MATCH (p:Person) RETURN count(p) AS people"
-
-
-@pytest.fixture
-def town(make_engine: Callable[..., GraphEngine]) -> GraphEngine:
-    """Three people, two cities and a company, on a fresh graph."""
-    engine = make_engine("mcp")
-    engine.write(
-        "CREATE (ada:Person {name: 'Ada Lovelace', born: 1815}),"
-        " (alan:Person {name: 'Alan Turing', born: 1912}),"
-        " (grace:Person {name: 'Grace Hopper', born: 1906}),"
-        " (london:City {name: 'London'}), (ny:City {name: 'New York'}),"
-        " (acme:Company {name: 'Acme', sector: 'Engineering'}),"
-        " (ada)-[:LIVES_IN]->(london), (alan)-[:LIVES_IN]->(london),"
-        " (grace)-[:LIVES_IN]->(ny), (grace)-[:WORKS_AT {since: 1944}]->(acme)"
-    )
-    return engine
+# 10,000 rows of about 330 bytes each: over 3 MB, far inside the row cap
+WIDE_ROWS = (
+    "UNWIND range(1, 10000) AS i "
+    "RETURN i, i * 2 AS double, '" + "w" * 300 + "' + toString(i) AS wide"
+)
 
 
 def _counts(engine: GraphEngine) -> list[list[Any]]:
@@ -65,7 +54,7 @@ def _replay(tmp_path: Path, *responses: str) -> str:
 
 
 def _server_args(engine: GraphEngine, model: str) -> list[str]:
-    return ["-m", "cypherturn", "mcp", "--graph", engine.graph, "--model", model, "--row-cap", "50"]
+    return ["-m", "cypherturn", "mcp", "--graph", engine.graph, "--model", model]
 
 
 def _child_env(home: Path) -> dict[str, str]:
@@ -121,6 +110,16 @@ async def _exercise(session: ClientSession, engine: GraphEngine) -> None:
 
     bad = await session.call_tool("search_values", {"key": "name"})
     assert bad.is_error and "text" in _text(bad)
+
+    # 10,000 wide rows are several MB: cut to the byte budget, readable, and said so
+    wide = await session.call_tool("read_cypher", {"query": WIDE_ROWS})
+    body = wide.structured_content
+    assert not wide.is_error and body is not None
+    assert body["total_rows"] == 10_000 and 0 < body["row_count"] < 10_000
+    assert len(body["rows"]) == body["row_count"] and body["rows"][0][0] == 1
+    assert f"{body['row_count']:,} of 10,000 rows shown; narrow the query" in body["note"]
+    assert body["note"] in _text(wide) and len(_text(wide)) < 3_000
+    assert len(json.dumps(body["rows"], separators=(",", ":")).encode()) <= DEFAULT_RESULT_BYTES
 
     asked = await session.call_tool("ask", {"question": "How many people are there?"})
     answer = asked.structured_content
@@ -199,13 +198,17 @@ def test_streamable_http_server(town: GraphEngine, tmp_path: Path, cypherturn_ho
 def _in_process(
     engine: GraphEngine, check: Callable[[Client], Awaitable[None]], **options: Any
 ) -> None:
-    server = build_server(GraphService(engine, **options), with_ask="model" in options)
+    service = GraphService(engine, **options)
+    server = build_server(service, with_ask="model" in options)
 
     async def main() -> None:
         async with Client(server) as client:
             await check(client)
 
-    anyio.run(main)
+    try:
+        anyio.run(main)
+    finally:
+        service.close()
 
 
 @pytest.mark.parametrize(

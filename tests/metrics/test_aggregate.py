@@ -231,7 +231,9 @@ def test_test_and_paraphrased_data_are_never_pooled_with_development_data() -> N
     scores = [
         turn("dev-a", 1, 1, harness="explicit"),
         turn("test-a", 1, 0, harness="explicit", split=DataSplit.TEST, run_id="t"),
-        turn("test-a", 1, 1, harness="explicit", split=DataSplit.TEST, paraphrased=True, run_id="p"),
+        turn(
+            "test-a", 1, 1, harness="explicit", split=DataSplit.TEST, paraphrased=True, run_id="p"
+        ),
         turn("dev-b", 1, 0, harness="", split=DataSplit.DEVELOPMENT),
     ]
     groups = group_by_system(scores)

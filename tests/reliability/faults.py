@@ -56,8 +56,12 @@ class StubEndpoint:
         delay_s: wait before every answer, seconds (to make a run last).
         hang_s: how long a ``timeout`` fault waits before answering, seconds.
         retry_after_s: the ``Retry-After`` header of a 429, seconds.
+        hang_from: calls numbered from this one on (0-based) get no answer until
+            :meth:`release` (a model call in flight for as long as a test needs);
+            ``None``: none hangs.
         calls: requests received so far.
         injected: faults injected so far, by kind.
+        hanging: requests waiting for :meth:`release` now.
     """
 
     answer: Answer
@@ -66,17 +70,34 @@ class StubEndpoint:
     delay_s: float = 0.0
     hang_s: float = 2.0
     retry_after_s: int = 1
+    hang_from: int | None = None
     calls: int = 0
     injected: dict[str, int] = field(default_factory=dict)
+    hanging: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    _released: threading.Event = field(default_factory=threading.Event)
 
-    def _next_fault(self) -> str | None:
+    def _next_fault(self) -> tuple[str | None, bool]:
+        """The fault of the next call, and whether it hangs."""
         with self._lock:
             fault = self.faults[self.calls] if self.calls < len(self.faults) else self.repeat
+            hangs = self.hang_from is not None and self.calls >= self.hang_from
             self.calls += 1
             if fault is not None:
                 self.injected[fault] = self.injected.get(fault, 0) + 1
-            return fault
+            return fault, hangs
+
+    def _hang(self) -> None:
+        with self._lock:
+            self.hanging += 1
+        self._released.wait(600)
+        with self._lock:
+            self.hanging -= 1
+
+    def release(self) -> None:
+        """Answer the hanging calls, and hang no more."""
+        self.hang_from = None
+        self._released.set()
 
     @contextmanager
     def serve(self) -> Iterator[str]:
@@ -88,7 +109,9 @@ class StubEndpoint:
 
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))))
-                fault = stub._next_fault()
+                fault, hangs = stub._next_fault()
+                if hangs:
+                    stub._hang()
                 time.sleep(stub.delay_s)
                 if fault == "500":
                     self._json(500, {"error": {"message": "overloaded", "type": "server_error"}})
@@ -177,6 +200,7 @@ class StubEndpoint:
         try:
             yield f"http://127.0.0.1:{server.server_address[1]}/v1"
         finally:
+            self.release()
             server.shutdown()
             server.server_close()
 
@@ -498,10 +522,14 @@ def kill_resume(
     delay_s: float = 0.3,
     kill_at: int = 6,
     signum: int = signal.SIGKILL,
+    in_flight: bool = False,
 ) -> ResumeFigures:
     """Kill a ``bench run`` (``kind="bench"``) or ``qer run`` (``"qer"``) mid-way, resume, compare.
 
     ``signum`` is SIGKILL by default; SIGINT (Ctrl-C) and SIGTERM are the orderly stops.
+    With ``in_flight``, the endpoint answers the first ``kill_at`` calls at once and
+    leaves the next one unanswered: the signal is sent while that model call is in
+    flight (and would stay so for minutes).
 
     Both runs use their own ``CYPHERTURN_HOME`` under ``root`` and the stub
     endpoint (each answer after ``delay_s``). Records of the killed run are
@@ -528,15 +556,25 @@ def kill_resume(
         stub.delay_s = 0.0
         reference = run_cli(ref_args, env)
         assert reference.exit == 0, reference.stderr_lines
-        stub.delay_s = delay_s
+        trigger, trigger_at = progress, kill_at
+        if in_flight:
+            stub.hang_from = stub.calls + kill_at
+            trigger, trigger_at = (lambda: stub.hanging), 1
+        else:
+            stub.delay_s = delay_s
+
+        written: list[int] = []
+
+        def before_rerun() -> None:
+            written.append(progress())  # what the stopped run left, before the rerun adds to it
+            stub.release()
+            stub.delay_s = 0.0
+
         result = kill_and_resume(
-            run_args,
-            env,
-            progress,
-            kill_at=kill_at,
-            signum=signum,
-            before_rerun=lambda: setattr(stub, "delay_s", 0.0),
+            run_args, env, trigger, kill_at=trigger_at, signum=signum, before_rerun=before_rerun
         )
+        if in_flight:
+            result.records_at_kill = written[0]
     keys = bench_keys if kind == "bench" else qer_keys
     ref = keys(root / f"{kind}-ref")
     got = keys(root / f"{kind}-kill")

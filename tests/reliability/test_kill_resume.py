@@ -39,17 +39,27 @@ def test_qer_run_killed_mid_run_resumes_without_loss_or_duplicates(tmp_path: Pat
 @pytest.mark.parametrize(
     ("signum", "exit_code"), [(signal.SIGINT, 130), (signal.SIGTERM, 128 + signal.SIGTERM)]
 )
-def test_bench_run_stops_within_a_step_on_ctrl_c_or_sigterm_and_resumes(
+def test_bench_run_stops_within_2_s_on_ctrl_c_or_sigterm_with_a_model_call_in_flight(
     built_bench: Path, tmp_path: Path, signum: int, exit_code: int
 ) -> None:
-    # each model answer takes 2 s, so the running session has over 10 s left when the
-    # signal comes; the run stops after the step in progress, not after the session
+    # the endpoint answers six calls, then leaves the seventh unanswered for minutes: the
+    # signal comes while that model call is in flight, and the run must not wait for it
     figures = kill_resume(
-        "bench", tmp_path, bench=built_bench, kill_at=2, delay_s=2.0, signum=signum
+        "bench", tmp_path, bench=built_bench, kill_at=6, signum=signum, in_flight=True
     )
     assert figures.killed_rc == exit_code and not figures.killed_traceback
-    assert figures.seconds_to_exit < 8.0, figures.seconds_to_exit
-    assert 2 <= figures.at_kill < figures.expected == 25
+    assert figures.seconds_to_exit < 2.0, figures.seconds_to_exit
+    assert 6 <= figures.at_kill < figures.expected == 25
+    assert figures.resumed_rc == 0 and not figures.traceback
+    assert (figures.lost, figures.duplicated, figures.different) == (0, 0, 0)
+    assert figures.servers_left == 0
+
+
+def test_qer_run_stops_within_2_s_on_sigterm_with_a_model_call_in_flight(tmp_path: Path) -> None:
+    figures = kill_resume("qer", tmp_path, kill_at=4, signum=signal.SIGTERM, in_flight=True)
+    assert figures.killed_rc == 128 + signal.SIGTERM and not figures.killed_traceback
+    assert figures.seconds_to_exit < 2.0, figures.seconds_to_exit
+    assert 1 <= figures.at_kill < figures.expected == 12
     assert figures.resumed_rc == 0 and not figures.traceback
     assert (figures.lost, figures.duplicated, figures.different) == (0, 0, 0)
     assert figures.servers_left == 0

@@ -89,7 +89,9 @@ def test_other_formats(fmt: str, run_dir: Path, tmp_path: Path) -> None:
 
 
 def test_bad_run_directory_is_a_clear_error(tmp_path: Path) -> None:
-    with pytest.raises(DatasetError, match=r"none of scores\.jsonl, attempts\.jsonl, answers\.jsonl"):
+    with pytest.raises(
+        DatasetError, match=r"none of scores\.jsonl, attempts\.jsonl, answers\.jsonl"
+    ):
         read_run(tmp_path)
     (tmp_path / "scores.jsonl").write_text('{"not": "a score"}\n')
     with pytest.raises(DatasetError, match=r"scores\.jsonl:1: not a valid TurnScore"):

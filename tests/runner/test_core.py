@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -16,8 +17,10 @@ from cypherturn.errors import (
     ModelTransientError,
     QueryError,
 )
+from cypherturn.graph import GraphEngine
 from cypherturn.records import INFRA_FILE, InfraFailure
 from cypherturn.runner import open_run_dir, run_batch, write_infra_failures
+from cypherturn.sessions import Session
 
 
 class _Config(BaseModel):
@@ -134,3 +137,70 @@ def test_the_failure_list_is_rewritten_by_every_invocation(tmp_path: Path) -> No
     assert (tmp_path / INFRA_FILE).read_text().count("s-1") == 1
     write_infra_failures(tmp_path, [])
     assert (tmp_path / INFRA_FILE).read_text() == "[]"
+
+
+def test_an_interrupted_batch_abandons_calls_and_stops_waiting_for_a_blocked_task() -> None:
+    # task 0 finishes; task 1 waits on a model-like call that only a stop ends; task 2
+    # blocks in something no stop reaches (an endpoint read); Ctrl-C comes in on_done
+    from cypherturn.errors import CallAbandoned
+    from cypherturn.models import current_limits, limited_sleep
+    from cypherturn.runner import STOP_GRACE_S
+
+    ended: dict[int, str] = {}
+    never = threading.Event()
+
+    def play(task: int) -> int:
+        if task == 1:
+            try:
+                limited_sleep(60)  # as a GGUF call: the batch's stop ends it
+            except CallAbandoned:
+                ended[task] = "abandoned"
+                raise
+        if task == 2:
+            assert current_limits().stops  # the batch's stop reached the worker
+            never.wait(60)
+        return task
+
+    def done(task: int, result: int) -> None:
+        time.sleep(0.2)  # tasks 1 and 2 are running now
+        raise KeyboardInterrupt
+
+    started = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        run_batch([0, 1, 2], play, on_done=done, on_failed=lambda *_: None, concurrency=3)
+    assert time.monotonic() - started < 0.2 + STOP_GRACE_S + 0.5
+    assert ended == {1: "abandoned"}
+    blocked = [t for t in threading.enumerate() if t.name.startswith("cypherturn-run")]
+    assert blocked and all(t.daemon for t in blocked)  # left running; the exit does not wait
+    never.set()
+
+
+def test_a_failure_while_the_run_stops_is_an_interruption_not_an_infrastructure_failure(
+    heroes: GraphEngine, session: Session, tmp_path: Path
+) -> None:
+    from cypherturn.errors import RunInterrupted
+    from cypherturn.protocols import ProtocolName, ProtocolSettings
+    from cypherturn.runner import read_log, run_session
+
+    stop = threading.Event()
+
+    class Failing:
+        spec = "replay:failing"
+        supports_grammar = False
+
+        def chat(self, *args: object, **kwargs: object) -> object:
+            stop.set()  # the run stops while the request fails (its connection closed)
+            raise ModelTransientError("replay:failing: connection closed")
+
+    log = tmp_path / "log.jsonl"
+    with pytest.raises(RunInterrupted):
+        run_session(
+            session,
+            model=Failing(),  # type: ignore[arg-type]
+            engine=heroes,
+            settings=ProtocolSettings(protocol=ProtocolName.GUIDED),
+            log_path=log,
+            stop=stop,
+        )
+    # no infrastructure failure is logged: the log ends as after a crash, and resumes
+    assert [e.event for e in read_log(log)] == ["session_start"]

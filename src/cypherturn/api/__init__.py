@@ -34,7 +34,14 @@ Example:
     >>> result.final_query, result.success  # doctest: +SKIP
 """
 
-from cypherturn.api._ask import AskConfig, ask, require_question, run_ask
+from cypherturn.api._ask import (
+    DEFAULT_MAX_SECONDS,
+    AskConfig,
+    answer_within_budget,
+    ask,
+    require_question,
+    run_ask,
+)
 from cypherturn.api._askbench import (
     BENCH_TIMEOUT_S,
     AskBenchConfig,
@@ -86,6 +93,7 @@ from cypherturn.api._report import ReportConfig, ReportResult, report
 __all__ = [
     "BENCH_TIMEOUT_S",
     "DEFAULT_GRAPH",
+    "DEFAULT_MAX_SECONDS",
     "OFFICIAL_GRAPH_PREFIX",
     "AskBenchConfig",
     "AskBenchResult",
@@ -109,6 +117,7 @@ __all__ = [
     "ReportResult",
     "SessionRunConfig",
     "Status",
+    "answer_within_budget",
     "ask",
     "bench_engines",
     "bench_session",

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from cypherturn.answers import Answer, answer_in_words, template_answer
 from cypherturn.api._engines import DEFAULT_GRAPH, connect
-from cypherturn.errors import ConfigError
-from cypherturn.models import ChatModel, GGUFChatModel, load_model
+from cypherturn.errors import ConfigError, TimeBudgetSpent
+from cypherturn.models import ChatModel, GGUFChatModel, call_limits, load_model
 from cypherturn.strategies import (
     StrategyConfig,
     StrategyResult,
@@ -18,7 +20,26 @@ from cypherturn.strategies import (
     schema_context,
 )
 
-__all__ = ["AskConfig", "ask", "require_question", "run_ask"]
+__all__ = [
+    "DEFAULT_MAX_SECONDS",
+    "AskConfig",
+    "answer_within_budget",
+    "ask",
+    "require_question",
+    "run_ask",
+]
+
+DEFAULT_MAX_SECONDS = 60.0
+"""Wall-clock budget of one answer of ``ask``, ``chat`` and the MCP ``ask`` tool, seconds.
+
+A minute is what a person waits for an answer at a prompt; at the defaults a
+``ras+`` turn takes 13 s at the median with Qwen2.5-Coder-1.5B on two cores
+(``docs/results/chat-latency/``), so the budget cuts only the runaway questions
+(one took 243 s). Benchmark and QER runs have none unless their configuration
+records one."""
+
+MIN_ANSWER_S = 1.0
+"""Budget left below which the answer in words is the template, not a model call, seconds."""
 
 
 class AskConfig(BaseModel):
@@ -43,6 +64,12 @@ class AskConfig(BaseModel):
         data_path: dataset files for the first load.
         prompt_version: ``v1`` (the RAS paper's zero-shot GraphCypherQAChain
             prompt) or ``v2`` (``None``: the default, schema-derived few-shot examples).
+        max_seconds: wall-clock budget of one answer, seconds: the strategy's
+            attempts and queries, then the answer in words
+            (:func:`answer_within_budget`); ``None``: no budget. Loading the model
+            and opening (on first use, loading) the graph are not counted. Once it
+            is spent the best verified candidate so far is returned, or no query
+            with the reason in ``StrategyResult.stop_reason`` (``ask`` then exits 3).
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -59,6 +86,7 @@ class AskConfig(BaseModel):
     row_cap: int | None = None
     data_path: Path | None = None
     prompt_version: str | None = None
+    max_seconds: float | None = Field(default=DEFAULT_MAX_SECONDS, gt=0.0)
 
     def strategy_config(self) -> StrategyConfig:
         """The decoding and execution settings of the strategy run (unset ones: its defaults).
@@ -71,12 +99,73 @@ class AskConfig(BaseModel):
             "seed": self.seed,
             "timeout_s": self.timeout_s,
             "row_cap": self.row_cap,
+            "max_seconds": self.max_seconds,
         }
         if self.temperature is not None:
             settings["temperature"] = self.temperature
         if self.prompt_version is not None:
             settings["prompt_version"] = self.prompt_version
         return StrategyConfig(**settings)
+
+
+def answer_within_budget(
+    model: ChatModel,
+    question: str,
+    result: StrategyResult,
+    *,
+    on_token: TokenCallback | None = None,
+    seed: int | None = None,
+) -> Answer:
+    """The answer in words to ``result``'s rows, within what its time budget left.
+
+    The strategy spent ``result.elapsed_s`` of ``result.config.max_seconds``; the
+    model writes the answer in the rest (:func:`~cypherturn.answers.answer_in_words`),
+    and when nothing is left, or the budget runs out while it writes, the answer
+    is the template built from the rows, with the reason. Without a budget this
+    is ``answer_in_words``.
+
+    Args:
+        model: the model that writes.
+        question: the question as the user asked it.
+        result: the strategy's result; its ``final_result`` must hold rows.
+        on_token: called with each piece of the answer as it is generated.
+        seed: sampling seed passed to the model.
+
+    Returns:
+        The answer record.
+
+    Raises:
+        ConfigError: ``result`` has no final result.
+    """
+    rows = result.final_result
+    if rows is None:
+        raise ConfigError("there is no result to answer from")
+    budget = result.config.max_seconds
+    left = None if budget is None or result.elapsed_s is None else budget - result.elapsed_s
+    if left is None:
+        return answer_in_words(
+            model, question, result.final_query, rows, on_token=on_token, seed=seed
+        )
+    spent = Answer(
+        text=template_answer(rows),
+        source="template",
+        reason=f"the time budget of {budget:g} s was spent before the answer in words",
+    )
+    if not rows.rows:
+        return answer_in_words(model, question, result.final_query, rows)
+    if left <= MIN_ANSWER_S:
+        return spent
+    try:
+        with call_limits(deadline=time.monotonic() + left):
+            return answer_in_words(
+                model, question, result.final_query, rows, on_token=on_token, seed=seed
+            )
+    except TimeBudgetSpent:
+        return spent.model_copy(
+            update={
+                "reason": f"the time budget of {budget:g} s ran out while the answer was written"
+            }
+        )
 
 
 def require_question(question: str) -> str:
@@ -115,7 +204,9 @@ def run_ask(
         on_token: called with each piece of generated text as the model streams it.
 
     Returns:
-        Every attempt and the final query with its rows.
+        Every attempt and the final query with its rows; when ``config.max_seconds``
+        ran out first, the best candidate of the finished attempts, or none, with
+        ``stop_reason`` saying so.
 
     Raises:
         ConfigError: an empty question, unknown strategy or model spec, bad option.
@@ -149,6 +240,7 @@ def ask(
     row_cap: int | None = None,
     data_path: Path | None = None,
     prompt_version: str | None = None,
+    max_seconds: float | None = DEFAULT_MAX_SECONDS,
     on_token: TokenCallback | None = None,
 ) -> StrategyResult:
     """Answer one plain-language question: :func:`run_ask` with the settings as keywords.
@@ -157,7 +249,8 @@ def ask(
         question: the question x.
         model: a model spec or a loaded :class:`ChatModel`.
         graph / engine_url / strategy / budget / model_options / temperature / seed /
-            timeout_s / row_cap / data_path / prompt_version: as in :class:`AskConfig`.
+            timeout_s / row_cap / data_path / prompt_version / max_seconds: as in
+            :class:`AskConfig` (``max_seconds=None``: no wall-clock budget).
         on_token: called with each piece of generated text as the model streams it.
 
     Returns:
@@ -179,6 +272,7 @@ def ask(
         row_cap=row_cap,
         data_path=data_path,
         prompt_version=prompt_version,
+        max_seconds=max_seconds,
     )
     return run_ask(
         question, config, model=None if isinstance(model, str) else model, on_token=on_token

@@ -11,8 +11,7 @@ from types import TracebackType
 
 from pydantic import Field
 
-from cypherturn.answers import answer_in_words
-from cypherturn.api._ask import AskConfig, require_question
+from cypherturn.api._ask import AskConfig, answer_within_budget, require_question
 from cypherturn.api._engines import connect
 from cypherturn.chat import (
     HISTORY_TURNS,
@@ -49,9 +48,10 @@ class ChatConfig(AskConfig):
 
     Attributes:
         graph / engine_url / strategy / model / model_options / temperature /
-            seed / timeout_s / row_cap / data_path / prompt_version: inherited from
-            :class:`~cypherturn.api.AskConfig` (the same defaults: ``ras+`` with the
-            strongest local model), as is :meth:`strategy_config`.
+            seed / timeout_s / row_cap / data_path / prompt_version / max_seconds:
+            inherited from :class:`~cypherturn.api.AskConfig` (the same defaults:
+            ``ras+`` with the strongest local model, 60 s a turn), as is
+            :meth:`strategy_config`.
         budget: T, the most attempts of every turn (at least 1, checked here).
         answer: write an answer in words for every answered turn.
         history_turns: earlier answered turns given to the model as context.
@@ -245,6 +245,7 @@ class ChatSession:
             ConfigError: the session is not open, or the question is empty.
             ModelError: the model failed while writing Cypher.
             EngineConnectionError: the engine became unreachable.
+            CallAbandoned: the process is stopping (a signal; the turn is not recorded).
         """
         engine, index, model = self._open()
         require_question(question)
@@ -290,13 +291,9 @@ class ChatSession:
         problem = result_problem(result)
         answer = None
         if problem is None and self.config.answer and result.final_result is not None:
-            answer = answer_in_words(
-                model,
-                question,
-                result.final_query,
-                result.final_result,
-                on_token=on_answer_token,
-                seed=self.config.seed,
+            # the rest of the turn's time budget, or the template from the rows
+            answer = answer_within_budget(
+                model, question, result, on_token=on_answer_token, seed=self.config.seed
             )
         turn = ChatTurn(
             index=number,

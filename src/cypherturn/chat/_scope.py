@@ -257,16 +257,24 @@ def result_problem(result: StrategyResult) -> str | None:
             when present.
 
     Returns:
-        A sentence for the user: no query executed within the budget, the
+        A sentence for the user: no query executed within the budget (of
+        attempts, or of time: ``result.stop_reason``), the
         selected query still breaks the schema (``flagged``), or its empty
         result is explained by a check (``explained_empty``); ``None`` otherwise.
     """
+    if not result.attempts:
+        return f"no answer within the time budget ({result.stop_reason or 'no attempt finished'})"
     chosen = next(
         (a for a in result.attempts if a.index == result.selected_attempt), result.attempts[-1]
     )
     if not result.success:
         last = result.attempts[-1]
         detail = f"{last.error_class}: {last.error_message}" if last.error_class else "no query"
+        if result.stop_reason is not None:
+            return (
+                f"no generated query executed within the time budget ({result.stop_reason}; "
+                f"last: {detail})"
+            )
         return f"no generated query executed in {result.budget} attempts (last: {detail})"
     findings = "; ".join(f.message for f in chosen.findings)
     if chosen.verdict == "flagged":

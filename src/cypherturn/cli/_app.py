@@ -10,7 +10,8 @@ from rich.console import Console
 from rich.markup import escape
 
 from cypherturn.cli._exit import ExitCode
-from cypherturn.errors import CypherTurnError
+from cypherturn.cli._signals import exit_code_of_signal
+from cypherturn.errors import CypherTurnError, RunInterrupted
 
 __all__ = ["app", "console", "err_console", "main"]
 
@@ -45,12 +46,19 @@ def _register_commands() -> None:
 def main() -> None:
     """Console-script entry point: run the app; a CypherTurnError prints a message and exits 1.
 
-    Exit codes are :class:`~cypherturn.cli._exit.ExitCode`.
+    Exit codes are :class:`~cypherturn.cli._exit.ExitCode`: Ctrl-C exits 130
+    (typer turns ``KeyboardInterrupt`` into that code), SIGTERM 143 (the
+    long-running commands run under :func:`~cypherturn.cli._signals.stoppable`).
     """
     _register_commands()
     try:
         # Outside standalone mode click returns the code of `typer.Exit` instead of exiting.
         code = app(standalone_mode=False)
+    except RunInterrupted:
+        # work abandoned by a signal (a model call in flight) can surface before the
+        # signal's own KeyboardInterrupt / SystemExit does: same exit, same message
+        err_console.print("[yellow]interrupted[/]")
+        raise SystemExit(exit_code_of_signal()) from None
     except CypherTurnError as exc:
         # The message is plain text: no markup, no emoji codes (``openai:m:`` is not an emoji).
         err_console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, emoji=False)

@@ -17,7 +17,7 @@ from rich.table import Table
 from rich.text import Text
 
 from cypherturn import api
-from cypherturn.answers import Answer, answer_in_words
+from cypherturn.answers import Answer
 from cypherturn.chat import result_problem
 from cypherturn.cli._app import app, console
 from cypherturn.cli._exit import ExitCode
@@ -27,12 +27,15 @@ from cypherturn.cli._options import (
     ContextOpt,
     DataPathOpt,
     EngineOpt,
+    MaxSecondsOpt,
     ModelOptions,
     RowCapOpt,
     TemperatureOpt,
     TimeoutOpt,
+    max_seconds,
     model_options,
 )
+from cypherturn.cli._signals import stoppable
 from cypherturn.graph import QueryResult
 from cypherturn.models import (
     DEFAULT_TEMPERATURE,
@@ -97,32 +100,49 @@ def ask(
     no_answer: bool = typer.Option(
         False, "--no-answer", help="Skip the answer in words (no extra model call)."
     ),
+    seconds: MaxSecondsOpt = api.DEFAULT_MAX_SECONDS,
 ) -> None:
     """Turn a question into Cypher, execute it read-only, repair it from the engine's errors.
 
     Then the model writes an answer in words from the rows; every number in it
     must come from the rows, else a templated answer is shown (and recorded in
-    ``--json`` as ``answer.source = "template"`` with the reason).
+    ``--json`` as ``answer.source = "template"`` with the reason). The answer
+    takes at most ``--max-seconds`` (60 s): then the best verified query so far
+    is returned, or none (exit 3, the reason in the trace). Ctrl-C exits 130,
+    SIGTERM 143, within 2 s.
     """
+    with stoppable():
+        _ask(
+            question,
+            api.AskConfig(
+                graph=graph,
+                engine_url=engine,
+                strategy=strategy,
+                budget=budget,
+                model=model,
+                model_options=model_options(model, base_url, n_ctx),
+                temperature=temperature,
+                seed=seed,
+                timeout_s=timeout,
+                row_cap=row_cap,
+                data_path=path,
+                prompt_version=prompt,
+                max_seconds=max_seconds(seconds),
+            ),
+            as_json=as_json,
+            no_answer=no_answer,
+        )
+
+
+def _ask(question: str, config: api.AskConfig, *, as_json: bool, no_answer: bool) -> None:
+    """The body of :func:`ask`, under :func:`~cypherturn.cli._signals.stoppable`."""
     started = time.perf_counter()
+    graph, strategy, budget, model = config.graph, config.strategy, config.budget, config.model
+    seed = config.seed
     api.require_question(question)
     if not as_json:
         console.print(f"[bold]Question:[/] {escape(question)}")
         console.print(f"[dim]graph {graph} · strategy {strategy}@{budget} · model {model}[/]")
-    config = api.AskConfig(
-        graph=graph,
-        engine_url=engine,
-        strategy=strategy,
-        budget=budget,
-        model=model,
-        model_options=model_options(model, base_url, n_ctx),
-        temperature=temperature,
-        seed=seed,
-        timeout_s=timeout,
-        row_cap=row_cap,
-        data_path=path,
-        prompt_version=prompt,
-    )
     streaming = not as_json and console.is_terminal
     loaded = load_model(model, **config.model_options)
     quiet = as_json or streaming
@@ -145,13 +165,8 @@ def ask(
     if result.final_result is not None and not no_answer and problem is None:
         stream = AnswerStream(console)
         with nullcontext() if quiet else console.status("Writing the answer..."):
-            answer = answer_in_words(
-                loaded,
-                question,
-                result.final_query,
-                result.final_result,
-                on_token=stream if streaming else None,
-                seed=seed,
+            answer = api.answer_within_budget(
+                loaded, question, result, on_token=stream if streaming else None, seed=seed
             )
         if not as_json:
             print_answer(answer, streamed=stream.started)
@@ -283,12 +298,21 @@ def print_trace(result: StrategyResult) -> None:
         if result.selected_attempt is not None and result.selected_attempt != result.attempts_used
         else ""
     )
-    summary = (
-        f"[green]executed[/] after {result.attempts_used} of {result.budget} attempts{chosen}"
-        if result.success
-        else f"[red]no executable query[/] in {result.budget} attempts; the last one is returned"
-    )
+    if not result.attempts:
+        summary = "[red]no answer within the time budget[/]"
+    elif result.success:
+        summary = (
+            f"[green]executed[/] after {result.attempts_used} of {result.budget} attempts{chosen}"
+        )
+    elif result.stop_reason is not None:
+        summary = "[red]no executable query[/] within the time budget; the last one is returned"
+    else:
+        summary = (
+            f"[red]no executable query[/] in {result.budget} attempts; the last one is returned"
+        )
     console.print(summary)
+    if result.stop_reason is not None:
+        console.print(f"[yellow]stopped:[/] {escape(result.stop_reason)}", highlight=False)
     if result.final_result is not None:
         console.print(result_table(result.final_result))
         console.print(rows_summary(result.final_result), style="dim")

@@ -23,6 +23,7 @@ from cypherturn import api
 from cypherturn.cli._app import console
 from cypherturn.cli._exit import ExitCode
 from cypherturn.cli._options import BaseUrlOpt, ContextOpt, EngineOpt, ModelOptions, model_options
+from cypherturn.cli._signals import stoppable
 from cypherturn.records import TurnRecord, TurnScore
 from cypherturn.runner import SessionResult, SessionStatus
 from cypherturn.sessions import (
@@ -465,7 +466,8 @@ def run_command(
 
     Resume is per turn: finished sessions are kept, an interrupted session continues
     from its first unfinished turn. Exits 4 (SESSIONS_LOST) when sessions were lost to infrastructure
-    failures (their finished turns are kept for the next run).
+    failures (their finished turns are kept for the next run); Ctrl-C exits 130 and
+    SIGTERM 143 within 2 s, abandoning the model calls in flight.
     """
     config = api.BenchRunConfig(
         benchmark=benchmark,
@@ -538,9 +540,12 @@ def run_command(
             )
             progress.update(task, stats=stats)
 
-        summary = api.run_benchmark(
-            config, on_start=start, on_session=advance, on_scores=tally, on_turn=turn_played
-        )
+        # Ctrl-C / SIGTERM: the model calls in flight are abandoned, and the run exits
+        # 130 / 143 within 2 s; the same command resumes it at the first unfinished turn
+        with stoppable():
+            summary = api.run_benchmark(
+                config, on_start=start, on_session=advance, on_scores=tally, on_turn=turn_played
+            )
     console.print(
         f"{summary.completed}/{summary.sessions} sessions completed "
         f"({summary.played} played, {summary.resumed} resumed, {summary.turns_kept} turns of "

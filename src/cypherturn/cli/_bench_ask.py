@@ -21,6 +21,7 @@ from cypherturn.cli._app import console
 from cypherturn.cli._bench import bench_app
 from cypherturn.cli._exit import ExitCode
 from cypherturn.cli._options import BaseUrlOpt, ContextOpt, EngineOpt, model_options
+from cypherturn.cli._signals import stoppable
 from cypherturn.errors import ConfigError
 from cypherturn.experiments import reason_counts
 from cypherturn.graph import DEFAULT_ROW_CAP
@@ -180,9 +181,10 @@ def ask_command(
                 f"rEX {tally['rex'] / n:.2f} ({answer.seconds:.1f} s)",
             )
 
-        result = api.run_ask_bench(
-            config, status=console.status, on_check=checked, on_start=start, on_answer=answered
-        )
+        with stoppable():  # Ctrl-C 130, SIGTERM 143 within 2 s; the same command resumes
+            result = api.run_ask_bench(
+                config, status=console.status, on_check=checked, on_start=start, on_answer=answered
+            )
     summary = result.summary
     console.print(_golds_line(result.golds), highlight=False)
     if result.ask_set.split is DataSplit.TEST:

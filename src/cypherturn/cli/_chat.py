@@ -28,13 +28,16 @@ from cypherturn.cli._options import (
     ContextOpt,
     DataPathOpt,
     EngineOpt,
+    MaxSecondsOpt,
     ModelOptions,
     RowCapOpt,
     TemperatureOpt,
     TimeoutOpt,
+    max_seconds,
     model_options,
 )
-from cypherturn.errors import ConfigError, CypherTurnError
+from cypherturn.cli._signals import stoppable
+from cypherturn.errors import ConfigError, CypherTurnError, RunInterrupted
 
 __all__ = ["COMMANDS", "PROMPT", "chat"]
 
@@ -109,36 +112,47 @@ def chat(
     out: Path = typer.Option(
         Path("runs/chat"), "--out", help="Directory new transcripts are saved in."
     ),
+    seconds: MaxSecondsOpt = api.DEFAULT_MAX_SECONDS,
 ) -> None:
     """Talk to a graph: each question becomes Cypher (ras+), runs read-only, and is answered in words.
 
     Follow-ups ("which of those ...", "and in 2020?") are resolved against the
     earlier turns' questions, queries and results. The transcript is saved
-    after every turn; `--resume FILE` continues it.
+    after every turn; `--resume FILE` continues it. Each answer takes at most
+    ``--max-seconds`` (60 s). /quit or Ctrl-D ends the conversation (exit 0);
+    Ctrl-C, at the prompt or during a turn, exits 130 and SIGTERM 143, within
+    2 s (a turn in progress is not recorded).
     """
-    name, engine_url = _target(graph, engine)
-    if resume is not None:
-        name = name or read_transcript(resume).graph
-    config = api.ChatConfig(
-        graph=name or api.DEFAULT_GRAPH,
-        engine_url=engine_url,
-        strategy=strategy,
-        budget=budget,
-        model=model,
-        model_options=model_options(model, base_url, n_ctx),
-        temperature=temperature,
-        seed=seed,
-        timeout_s=timeout,
-        row_cap=row_cap,
-        data_path=path,
-        prompt_version=prompt,
-        answer=not no_answer,
-        transcript=resume or _new_transcript(out),
-    )
+    with stoppable():
+        name, engine_url = _target(graph, engine)
+        if resume is not None:
+            name = name or read_transcript(resume).graph
+        config = api.ChatConfig(
+            graph=name or api.DEFAULT_GRAPH,
+            engine_url=engine_url,
+            strategy=strategy,
+            budget=budget,
+            model=model,
+            model_options=model_options(model, base_url, n_ctx),
+            temperature=temperature,
+            seed=seed,
+            timeout_s=timeout,
+            row_cap=row_cap,
+            data_path=path,
+            prompt_version=prompt,
+            answer=not no_answer,
+            transcript=resume or _new_transcript(out),
+            max_seconds=max_seconds(seconds),
+        )
+        _chat(config, resume)
+
+
+def _chat(config: api.ChatConfig, resume: Path | None) -> None:
+    """Open the session and converse (the body of :func:`chat`, under ``stoppable``)."""
     session = (
         api.ChatSession.resume(resume, config) if resume is not None else api.ChatSession(config)
     )
-    with console.status(f"Opening graph {config.graph} and model {model}..."):
+    with console.status(f"Opening graph {config.graph} and model {config.model}..."):
         session.open()
     try:
         _converse(session)
@@ -150,32 +164,42 @@ def _converse(session: api.ChatSession) -> None:
     config = session.config
     console.print(
         f"[bold]cypherturn chat[/] [dim]· graph {escape(config.graph)} · model "
-        f"{escape(session.model.spec)} · {escape(config.strategy)}@{config.budget}[/]"
+        f"{escape(session.model.spec)} · {escape(config.strategy)}@{config.budget}"
+        + (f" · {config.max_seconds:g} s an answer" if config.max_seconds is not None else "")
+        + "[/]"
     )
     console.print(f"[dim]transcript {config.transcript} · /help lists the commands[/]")
     if session.turns:
         console.print(f"[dim]resumed {len(session.turns)} turns; the last ones are the context:[/]")
         for turn in session.turns[-3:]:
             console.print(f"[dim]  {turn.index}. {escape(turn.question)}[/]")
-    while True:
-        try:
-            line = console.input(f"[bold cyan]{PROMPT}[/]").strip()
-        except (EOFError, KeyboardInterrupt):
-            console.print()
-            break
-        if not line:
-            continue
-        if line.startswith("/"):
-            if not _command(session, line):
+    try:
+        while True:
+            try:
+                line = console.input(f"[bold cyan]{PROMPT}[/]").strip()
+            except EOFError:
+                console.print()
                 break
-            continue
-        try:
-            _turn(session, line)
-        except KeyboardInterrupt:
-            console.print("[yellow]turn interrupted[/]")
-        except CypherTurnError as e:
-            console.print(f"[bold red]error:[/] {escape(str(e))}", highlight=False, emoji=False)
-    console.print(f"[dim]transcript saved: {config.transcript}[/]")
+            if not line:
+                continue
+            if line.startswith("/"):
+                if not _command(session, line):
+                    break
+                continue
+            try:
+                _turn(session, line)
+            except RunInterrupted:
+                # a signal abandoned the turn's model call: the signal's own exit follows
+                raise
+            except CypherTurnError as e:
+                console.print(f"[bold red]error:[/] {escape(str(e))}", highlight=False, emoji=False)
+    except (KeyboardInterrupt, SystemExit, RunInterrupted):
+        # Ctrl-C (at the prompt or in a turn) and SIGTERM end the conversation with
+        # their exit codes (130, 143), as every command; the finished turns are saved
+        console.print()
+        raise
+    finally:
+        console.print(f"[dim]transcript saved: {config.transcript}[/]")
 
 
 def _turn(session: api.ChatSession, question: str) -> None:

@@ -2,8 +2,9 @@
 
 Scripts tell the outcomes apart by these codes alone: an answer, an error in
 the input or the environment, a usage mistake, a question no generated query
-could answer, and a benchmark run that lost sessions to infrastructure
-failures (rerunning the same command resumes them).
+could answer (within the budget of attempts or of time), a benchmark run that
+lost sessions to infrastructure failures (rerunning the same command resumes
+them), and a command stopped by Ctrl-C or SIGTERM (:mod:`cypherturn.cli._signals`).
 """
 
 from __future__ import annotations
@@ -23,9 +24,12 @@ class ExitCode(IntEnum):
     USAGE = 2
     """A usage error: unknown option, bad option value, missing argument (typer/click's code)."""
     NO_EXECUTABLE_QUERY = 3
-    """``ask``: no generated query executed within the budget (the trace says why)."""
+    """``ask``: no generated query executed within the budget of attempts or of time
+    (the trace says why)."""
     SESSIONS_LOST = 4
     """``bench run`` / ``qer run``: sessions or episodes lost to infrastructure failures,
     unscored; rerun to resume them."""
     INTERRUPTED = 130
-    """Ctrl-C (128 + SIGINT)."""
+    """Ctrl-C (128 + SIGINT): stopped within 2 s, work in flight abandoned, a run resumable."""
+    TERMINATED = 143
+    """SIGTERM (128 + SIGTERM): stopped as after Ctrl-C."""

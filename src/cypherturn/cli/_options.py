@@ -16,10 +16,12 @@ __all__ = [
     "ContextOpt",
     "DataPathOpt",
     "EngineOpt",
+    "MaxSecondsOpt",
     "ModelOptions",
     "RowCapOpt",
     "TemperatureOpt",
     "TimeoutOpt",
+    "max_seconds",
     "model_options",
 ]
 
@@ -64,6 +66,22 @@ TimeoutOpt = Annotated[
 ]
 
 RowCapOpt = Annotated[int | None, typer.Option("--row-cap", min=1, help="Rows kept per query.")]
+
+MaxSecondsOpt = Annotated[
+    float,
+    typer.Option(
+        "--max-seconds",
+        min=0.0,
+        help="Wall-clock budget of one answer, seconds: then the best verified query so far "
+        "is returned, or none (0: no budget).",
+    ),
+]
+
+
+def max_seconds(value: float) -> float | None:
+    """The budget of ``--max-seconds`` (``0`` turns it off: ``None``)."""
+    return value or None
+
 
 DataPathOpt = Annotated[
     Path | None,

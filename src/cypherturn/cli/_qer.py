@@ -22,6 +22,7 @@ from cypherturn import api
 from cypherturn.cli._app import console
 from cypherturn.cli._exit import ExitCode
 from cypherturn.cli._options import BaseUrlOpt, ContextOpt, EngineOpt, ModelOptions, model_options
+from cypherturn.cli._signals import stoppable
 from cypherturn.errors import ConfigError
 from cypherturn.experiments import (
     DATASETS,
@@ -200,7 +201,8 @@ def run_command(
         )
 
     try:
-        summary = api.run_qer(run, status=console.status, on_start=start, on_episode=advance)
+        with stoppable():  # Ctrl-C 130, SIGTERM 143 within 2 s; the same command resumes
+            summary = api.run_qer(run, status=console.status, on_start=start, on_episode=advance)
     finally:
         progress.stop()
     console.print(

@@ -34,6 +34,7 @@ from cypherturn.errors import (
     DatasetError,
     EngineConnectionError,
     ModelError,
+    RunInterrupted,
 )
 from cypherturn.experiments._askitems import AskItem, AskSet
 from cypherturn.experiments._runner import episode_seed
@@ -214,7 +215,8 @@ def _score(
             config.strategy_config(seed),
             examples,
         )
-    except (ModelError, EngineConnectionError):
+    except (ModelError, EngineConnectionError, RunInterrupted):
+        # an interrupted question is not an answer: it is asked again on resume
         raise
     except CypherTurnError as e:
         return AskAnswer(

@@ -11,7 +11,12 @@ from cypherturn.errors import ConfigError, DatasetError, GraphError, QueryError,
 from cypherturn.graph._cost import check_cost
 from cypherturn.graph._data import GraphData, LoadStats
 from cypherturn.graph._engine import DEFAULT_ROW_CAP, DEFAULT_TIMEOUT_S
-from cypherturn.graph._guard import find_plan_prefix, find_write_clause
+from cypherturn.graph._guard import (
+    NUL,
+    find_parameter_problem,
+    find_plan_prefix,
+    find_write_clause,
+)
 from cypherturn.graph._introspect import introspect
 from cypherturn.graph._load import load_graph
 from cypherturn.graph._result import QueryResult
@@ -52,6 +57,10 @@ class EngineBase(ABC):
 
     naive_datetimes = False
     """Whether the engine's datetimes are zone-less (see ``to_plain``)."""
+
+    parameters_in_text = False
+    """Whether parameters travel inside the query text (FalkorDB's ``CYPHER k=v`` prefix),
+    so their values are checked like text (:func:`~cypherturn.graph._guard.find_parameter_problem`)."""
 
     def __init__(
         self,
@@ -132,8 +141,14 @@ class EngineBase(ABC):
         write clause (:func:`~cypherturn.graph._guard.find_write_clause`), then
         the engine's own read-only mode. A query whose constant ``range`` calls
         would build more values than any timeout can interrupt is refused
-        before it is sent (:func:`~cypherturn.graph._cost.check_cost`).
-        Control returns within
+        before it is sent (:func:`~cypherturn.graph._cost.check_cost`), with
+        numeric parameters read as the constants the engine will substitute.
+        Parameters are checked like the text, before anything else: every name
+        an identifier, and where they travel inside the text (FalkorDB) every
+        value one the engine reads back unchanged
+        (:func:`~cypherturn.graph._guard.find_parameter_problem`); a NUL
+        character in the text is refused, because the engine would read only
+        the text before it. Control returns within
         :func:`~cypherturn.graph._engine.timeout_promise_s` of the limit on
         FalkorDB, whatever the query does.
 
@@ -148,8 +163,11 @@ class EngineBase(ABC):
 
         Raises:
             WriteRefusedError: the query would write; nothing was changed.
-            QueryError: an ``EXPLAIN``/``PROFILE`` prefix (FalkorDB would run the
-                query, Neo4j return no rows), refused before it runs.
+            QueryError: a parameter name that is not an identifier or a value the
+                engine cannot take (the message names the parameter), a NUL
+                character in the text, or an ``EXPLAIN``/``PROFILE`` prefix
+                (FalkorDB would run the query, Neo4j return no rows), refused
+                before it runs.
             QueryTimeoutError: it ran past the timeout and was stopped (or the client
                 stopped waiting); :class:`~cypherturn.errors.QueryCostError`, a subclass,
                 when it was refused before running.
@@ -161,6 +179,16 @@ class EngineBase(ABC):
         timeout = self.timeout_s if timeout_s is None else timeout_s
         cap = self.row_cap if row_cap is None else row_cap
         _check_limits(timeout, cap)
+        values = params or {}
+        problem = find_parameter_problem(values, values=self.parameters_in_text)
+        if problem is not None:
+            raise QueryError(problem, query)
+        if NUL in query:
+            raise QueryError(
+                f"the query holds a NUL character at offset {query.index(NUL)}; the engine "
+                "would read only the text before it",
+                query,
+            )
         clause = find_write_clause(query)
         if clause is not None:
             raise WriteRefusedError(
@@ -169,8 +197,8 @@ class EngineBase(ABC):
         prefix = find_plan_prefix(query)
         if prefix is not None:
             raise QueryError(f"{prefix} is not supported: send the query without {prefix}", query)
-        check_cost(query)
-        return self._run_read_only(query, params or {}, timeout, cap)
+        check_cost(query, values)
+        return self._run_read_only(query, values, timeout, cap)
 
     def write(self, query: str, params: dict[str, Any] | None = None) -> QueryResult:
         """Run trusted Cypher that may write (loaders, index creation); no cap, no timeout.

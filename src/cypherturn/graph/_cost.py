@@ -9,9 +9,11 @@ worker thread stays busy until the list is built and freed. The client gives
 up at its own deadline, but the runaway keeps a worker busy, so such a query
 is refused before it is sent.
 
-Only what the text shows is judged: ``range`` calls whose bounds (and step)
-are integer constants, written as literals or as constant arithmetic
-(``10^8``, ``1e8``, ``100 * 1000000``). Within one clause the element counts
+Only what the text and its parameters show is judged: ``range`` calls whose
+bounds (and step) are integer constants, written as literals, as parameters
+with a numeric value (``range(1, $n)`` with ``n = 60000000``: the engine runs
+the query with the value, so the check reads it too; issue 43) or as constant
+arithmetic over both (``10^8``, ``1e8``, ``100 * $k``). Within one clause the element counts
 of such calls are multiplied, because a range inside a list comprehension or
 ``reduce`` over another range is built once per outer element; the product
 bounds the values that clause can build in one evaluation. Ranges in
@@ -27,7 +29,8 @@ from __future__ import annotations
 
 import math
 import operator
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from cypherturn.cypher import Token, TokenKind, tokenize
 from cypherturn.errors import CypherParseError, QueryCostError
@@ -65,8 +68,9 @@ def _number(token: Token) -> float:
 class _Evaluator:
     """Precedence-climbing evaluator of ``+ - * / ^``, unary minus and parentheses over numbers."""
 
-    def __init__(self, tokens: list[Token]) -> None:
+    def __init__(self, tokens: list[Token], params: Mapping[str, Any]) -> None:
         self._tokens = tokens
+        self._params = params
         self._i = 0
 
     def value(self) -> float:
@@ -115,7 +119,24 @@ class _Evaluator:
             return inner
         if token.kind is TokenKind.NUMBER:
             return _number(token)
+        if token.kind is TokenKind.PARAMETER:
+            return _parameter(token, self._params)
         raise _NotConstant
+
+
+def _parameter(token: Token, params: Mapping[str, Any]) -> float:
+    """The numeric value the engine will substitute for ``$name``; booleans and others are no number."""
+    name = token.text[1:]
+    if name.startswith("`") and name.endswith("`") and len(name) >= 2:
+        name = name[1:-1].replace("``", "`")
+    value = params.get(name)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise _NotConstant
+    try:
+        number = float(value)
+    except OverflowError:
+        return _HUGE
+    return number if math.isfinite(number) else _HUGE
 
 
 def _arguments(tokens: list[Token], open_index: int) -> tuple[list[list[Token]], Token] | None:
@@ -136,11 +157,11 @@ def _arguments(tokens: list[Token], open_index: int) -> tuple[list[list[Token]],
     return None
 
 
-def _range_size(arguments: list[list[Token]]) -> float | None:
+def _range_size(arguments: list[list[Token]], params: Mapping[str, Any]) -> float | None:
     if len(arguments) not in (2, 3) or any(not argument for argument in arguments):
         return None
     try:
-        values = [_Evaluator(argument).value() for argument in arguments]
+        values = [_Evaluator(argument, params).value() for argument in arguments]
     except _NotConstant:
         return None
     start, end = values[0], values[1]
@@ -171,11 +192,15 @@ def _clause_numbers(tokens: list[Token]) -> list[int]:
     return numbers
 
 
-def literal_range_values(query: str) -> list[tuple[str, float, int]]:
+def literal_range_values(
+    query: str, params: Mapping[str, Any] | None = None
+) -> list[tuple[str, float, int]]:
     """The ``range`` calls of ``query`` whose bounds are constants, with their element counts.
 
     Args:
         query: Cypher text (tokenized leniently; nothing is executed).
+        params: the parameters the query runs with; a ``$name`` bound to a
+            number counts as that constant.
 
     Returns:
         ``(call text, number of values, clause number)`` per constant
@@ -197,17 +222,20 @@ def literal_range_values(query: str) -> list[tuple[str, float, int]]:
         call = _arguments(tokens, index + 1)
         if call is None:
             continue
-        size = _range_size(call[0])
+        size = _range_size(call[0], params or {})
         if size is not None:
             found.append((query[token.start : call[1].end], size, clauses[index]))
     return found
 
 
-def check_cost(query: str, *, max_values: int = MAX_LIST_VALUES) -> None:
+def check_cost(
+    query: str, params: Mapping[str, Any] | None = None, *, max_values: int = MAX_LIST_VALUES
+) -> None:
     """Refuse a query whose constant ``range`` calls would build more than ``max_values`` values.
 
     Args:
         query: Cypher text.
+        params: the parameters it runs with (numeric ones count as constants).
         max_values: the budget of values (default :data:`MAX_LIST_VALUES`).
 
     Raises:
@@ -217,7 +245,7 @@ def check_cost(query: str, *, max_values: int = MAX_LIST_VALUES) -> None:
             inside its limit.
     """
     by_clause: dict[int, list[tuple[str, float]]] = {}
-    for text, size, clause in literal_range_values(query):
+    for text, size, clause in literal_range_values(query, params):
         by_clause.setdefault(clause, []).append((text, size))
     over = [
         (ranges, total)
@@ -227,7 +255,9 @@ def check_cost(query: str, *, max_values: int = MAX_LIST_VALUES) -> None:
     if not over:
         return
     ranges, total = over[0]
-    calls = ", ".join(f"{text} ({_count(size)} values)" for text, size in ranges)
+    calls = ", ".join(
+        f"{text}{_bound(text, params or {})} ({_count(size)} values)" for text, size in ranges
+    )
     product = "" if len(ranges) == 1 else f", {_count(total)} together"
     raise QueryCostError(
         f"refused before running: {calls}{product}; a query may build at most "
@@ -235,6 +265,26 @@ def check_cost(query: str, *, max_values: int = MAX_LIST_VALUES) -> None:
         "builds it (use a smaller range, or aggregate over the graph instead)",
         query,
     )
+
+
+def _bound(call: str, params: Mapping[str, Any]) -> str:
+    """`` with $n = 60,000,000`` for the numeric parameters a call uses, so the refusal shows them."""
+    try:
+        tokens = tokenize(call, lenient=True)
+    except CypherParseError:
+        return ""
+    used: list[str] = []
+    for token in tokens:
+        if token.kind is not TokenKind.PARAMETER:
+            continue
+        try:
+            value = _parameter(token, params)
+        except _NotConstant:
+            continue
+        shown = f"{token.text} = {_count(value) if value == int(value) else value}"
+        if shown not in used:
+            used.append(shown)
+    return f" with {', '.join(used)}" if used else ""
 
 
 def _count(size: float) -> str:

@@ -13,6 +13,16 @@ connection, without redis-py's retries (by default redis-py re-sends a command
 that timed out, up to three times, which ran the runaway query four times),
 and on expiry drops the connection and raises :class:`QueryTimeoutError`.
 
+Parameters travel inside the query text, as a ``CYPHER name=value ...``
+prefix. That prefix is written here (:func:`_params_header`), not by the
+client library: names must be identifiers and values ones the engine reads
+back unchanged (:func:`~cypherturn.graph._guard.find_parameter_problem`), so
+the prefix only ever binds values and the engine runs the query the guard read
+(issue 43: a crafted name ran another query than the one reported). For the same
+reason a query text of its own starting with a ``CYPHER`` prefix is refused (it
+would bind parameters the checks cannot see), and the text as sent, prefix and
+pushed ``LIMIT`` included, passes the write guard once more.
+
 Commands carry the client's cached schema ``version``: FalkorDB replies
 ``version mismatch`` when labels, types or property keys changed since (another
 client reloaded the graph), the cache is refreshed and the query re-sent. The
@@ -23,21 +33,37 @@ silently print the wrong label and property names.
 from __future__ import annotations
 
 import logging
+import math
 import os
 import socket
 import time
 import uuid
+from collections.abc import Mapping
 from typing import Any
 
 import redis
 from falkordb import FalkorDB, Graph
-from falkordb.helpers import stringify_param_value
 from falkordb.query_result import parse_scalar
 
-from cypherturn.errors import DatasetError, EngineConnectionError, QueryError, QueryTimeoutError
+from cypherturn.cypher import tokenize
+from cypherturn.errors import (
+    DatasetError,
+    EngineConnectionError,
+    QueryError,
+    QueryTimeoutError,
+    WriteRefusedError,
+)
 from cypherturn.graph._base import EngineBase
 from cypherturn.graph._engine import DEFAULT_ROW_CAP, DEFAULT_TIMEOUT_S, timeout_promise_s
 from cypherturn.graph._errors import falkordb_error
+from cypherturn.graph._guard import (
+    INT64_RANGE,
+    MAX_PARAMETER_DEPTH,
+    NUL,
+    PARAMETER_NAME,
+    find_parameter_problem,
+    find_write_clause,
+)
 from cypherturn.graph._result import QueryResult
 from cypherturn.graph._rowcap import push_row_cap
 from cypherturn.graph._values import to_plain
@@ -61,18 +87,83 @@ def _alive(pid: int) -> bool:
         return True
     return True
 
+
 _VERSION_MISMATCH = "version mismatch"
 _ALREADY_INDEXED = "already indexed"
 # Time kept, out of the promised return time, for decoding the rows and handing them back.
 _DECODE_MARGIN_S = 0.25
 
 
-def _params_header(params: dict[str, Any]) -> str:
-    # FalkorDB takes parameters as a "CYPHER k=v ..." prefix; the client's own
-    # stringify_param_value writes each value.
+class _NoLiteral(Exception):
+    """A parameter the prefix cannot carry unchanged (``find_parameter_problem`` says which)."""
+
+
+def _literal(value: Any, depth: int = 0) -> str:
+    """``value`` as a Cypher literal of the parameter prefix.
+
+    Checks as it writes, in one pass (loads send batches of thousands of rows):
+    the rules are those of :func:`~cypherturn.graph._guard.find_parameter_problem`.
+
+    Raises:
+        _NoLiteral: the value has no literal the engine reads back unchanged.
+    """
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        if not INT64_RANGE[0] <= value <= INT64_RANGE[1]:
+            raise _NoLiteral
+        return str(value)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise _NoLiteral
+        return repr(value)
+    if isinstance(value, str):
+        if NUL in value:
+            raise _NoLiteral
+        # The engine reads \\ and \" inside a double-quoted string; nothing else is special.
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if depth >= MAX_PARAMETER_DEPTH:
+        raise _NoLiteral
+    if isinstance(value, Mapping):
+        parts = []
+        for key, item in value.items():
+            if not isinstance(key, str) or not key or "`" in key or NUL in key:
+                raise _NoLiteral
+            parts.append(f"`{key}`:{_literal(item, depth + 1)}")
+        return "{" + ",".join(parts) + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ",".join(_literal(item, depth + 1) for item in value) + "]"
+    raise _NoLiteral
+
+
+def _params_header(params: Mapping[str, Any], query: str = "") -> str:
+    """The ``CYPHER name=value ... `` prefix that binds ``params`` (empty without any).
+
+    Raises:
+        QueryError: a name that is not an identifier or a value the prefix cannot
+            carry unchanged; the message names the parameter. Checked on every
+            path, trusted loads included, because the prefix is query text.
+    """
     if not params:
         return ""
-    return "CYPHER " + " ".join(f"{k}={stringify_param_value(v)}" for k, v in params.items()) + " "
+    try:
+        parts = []
+        for name, value in params.items():
+            if not isinstance(name, str) or PARAMETER_NAME.fullmatch(name) is None:
+                raise _NoLiteral
+            parts.append(f"{name}={_literal(value)}")
+    except _NoLiteral:
+        problem = find_parameter_problem(params) or "a parameter cannot be sent to FalkorDB"
+        raise QueryError(problem, query) from None
+    return "CYPHER " + " ".join(parts) + " "
+
+
+def _starts_with_prefix(query: str) -> bool:
+    """True when the text opens with ``CYPHER``: on FalkorDB that binds parameters."""
+    tokens = tokenize(query, lenient=True)
+    return bool(tokens) and tokens[0].is_name("CYPHER")
 
 
 class FalkorDBEngine(EngineBase):
@@ -92,6 +183,7 @@ class FalkorDBEngine(EngineBase):
 
     id_function = "id"
     naive_datetimes = True
+    parameters_in_text = True
 
     def __init__(
         self,
@@ -144,7 +236,7 @@ class FalkorDBEngine(EngineBase):
         Raises:
             QueryTimeoutError: no reply within ``wait_s`` (the connection is dropped).
         """
-        text = _params_header(params) + query
+        text = _params_header(params, query) + query
         started = time.monotonic()
         for _attempt in range(3):
             args: list[Any] = [
@@ -207,9 +299,23 @@ class FalkorDBEngine(EngineBase):
         self, query: str, params: dict[str, Any], timeout_s: float, row_cap: int
     ) -> QueryResult:
         started = time.perf_counter()
+        if _starts_with_prefix(query):
+            raise QueryError(
+                "a query may not start with CYPHER on FalkorDB: the prefix binds parameters "
+                "the checks cannot see; pass them as params",
+                query,
+            )
         timeout_ms = max(1, round(timeout_s * 1000))
         wait_s = timeout_promise_s(timeout_s) - _DECODE_MARGIN_S
         capped = push_row_cap(query, row_cap)
+        sent = _params_header(params, query) + capped.text
+        clause = find_write_clause(sent)
+        if clause is not None:
+            # Unreachable while names are identifiers and values literals: kept so that
+            # what is sent, not only what was read, passes the guard.
+            raise WriteRefusedError(
+                f"{clause} is not allowed: generated queries run read-only", query, clause
+            )
         try:
             response = self._command(
                 "GRAPH.RO_QUERY", capped.text, params, timeout_ms, wait_s=wait_s

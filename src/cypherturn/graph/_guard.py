@@ -16,15 +16,50 @@ weaker (FalkorDB's Bolt endpoint executes writes in READ mode) are still safe.
 :func:`find_plan_prefix` finds an ``EXPLAIN`` or ``PROFILE`` prefix: FalkorDB's
 ``GRAPH.RO_QUERY`` ignores it and runs the query, Neo4j returns a plan and no
 rows, so a generated query with one is refused before it runs.
+
+:func:`find_parameter_problem` checks query parameters the way the text is
+checked (issue 43). FalkorDB takes parameters as a ``CYPHER name=value ...``
+prefix of the query text, so a parameter *name* is query text: a name such as
+``x=1 MATCH (n) DETACH DELETE n //`` would run another query than the one the
+guard read. Names must therefore be identifiers on every engine (the same rule
+everywhere, so a query's outcome does not depend on the engine). Where
+parameters travel inside the text, values are checked too: a NUL character ends
+the text the engine reads, an integer outside 64 bits is silently clamped, a
+non-finite float and a value of another type have no literal, and a map key
+with a backtick cannot be quoted. Each problem is reported naming the
+parameter and where in its value it sits.
 """
 
 from __future__ import annotations
 
+import math
 import re
+from collections.abc import Mapping
+from typing import Any
 
 from cypherturn.cypher import Token, TokenKind, tokenize
 
-__all__ = ["find_plan_prefix", "find_write_clause"]
+__all__ = [
+    "INT64_RANGE",
+    "MAX_PARAMETER_DEPTH",
+    "NUL",
+    "PARAMETER_NAME",
+    "find_parameter_problem",
+    "find_plan_prefix",
+    "find_write_clause",
+]
+
+PARAMETER_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+"""What a parameter name must fully match: an ASCII identifier (no quoting needed anywhere)."""
+
+MAX_PARAMETER_DEPTH = 32
+"""Deepest nesting of lists and maps in a parameter value (deeper is refused, not recursed into)."""
+
+NUL = "\x00"
+"""The character that ends the query text FalkorDB reads (its parser reads a C string)."""
+
+INT64_RANGE = (-(2**63), 2**63 - 1)
+"""The integers the engines store (FalkorDB clamps a larger literal without a word)."""
 
 # Clause keywords that change the graph or its schema, or reach outside it.
 _WRITE_KEYWORDS = frozenset(
@@ -179,4 +214,86 @@ def find_plan_prefix(query: str) -> str | None:
             k += 1
     if k < len(tokens) and tokens[k].is_name("EXPLAIN", "PROFILE"):
         return tokens[k].upper
+    return None
+
+
+def _value_problem(value: Any, path: str, depth: int) -> str | None:
+    """What in ``value`` (found at ``path``) cannot be written as a literal of the engine, if anything."""
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        if not INT64_RANGE[0] <= value <= INT64_RANGE[1]:
+            return f"the integer at {path} is outside the engine's 64-bit range"
+        return None
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            return f"the number at {path} is {value!r}; only finite numbers can be sent"
+        return None
+    if isinstance(value, str):
+        if NUL in value:
+            return (
+                f"the string at {path} holds a NUL character at offset {value.index(NUL)}; "
+                "the engine would stop reading the query there"
+            )
+        return None
+    if depth >= MAX_PARAMETER_DEPTH:
+        return f"the value at {path} is nested deeper than {MAX_PARAMETER_DEPTH} levels"
+    if isinstance(value, (list, tuple)):
+        for index, item in enumerate(value):
+            problem = _value_problem(item, f"{path}[{index}]", depth + 1)
+            if problem is not None:
+                return problem
+        return None
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                return f"the map at {path} has a key of type {type(key).__name__}; keys are strings"
+            if not key:
+                return f"the map at {path} has an empty key"
+            if "`" in key or NUL in key:
+                what = "a backtick" if "`" in key else "a NUL character"
+                return f"the map key {key!r} at {path} holds {what}, which cannot be quoted"
+            problem = _value_problem(item, f"{path}.{key}", depth + 1)
+            if problem is not None:
+                return problem
+        return None
+    return (
+        f"a {type(value).__name__} at {path} cannot be sent; use a string, number, boolean, "
+        "null, list or map"
+    )
+
+
+def find_parameter_problem(params: Mapping[Any, Any], *, values: bool = True) -> str | None:
+    """Name the first parameter an engine cannot take as it is, and why.
+
+    Args:
+        params: parameter name -> value, as given by the caller.
+        values: check the values too (engines that write parameters into the
+            query text: FalkorDB); with ``False`` only the names are checked.
+
+    Returns:
+        A message naming the parameter (``"parameter 'x': ..."``), or ``None``
+        when every name is an identifier and every value can be sent.
+
+    Example::
+
+        >>> find_parameter_problem({"n": 3, "name": "Ann"}) is None
+        True
+        >>> find_parameter_problem({"a b": 1})
+        "parameter name 'a b' is not an identifier (letters, digits and _, not starting with a digit)"
+    """
+    for name, value in params.items():
+        if not isinstance(name, str):
+            return f"parameter name {name!r} is a {type(name).__name__}, not a string"
+        if not name:
+            return "a parameter name is empty; name it with letters, digits and _"
+        if PARAMETER_NAME.fullmatch(name) is None:
+            return (
+                f"parameter name {name!r} is not an identifier "
+                "(letters, digits and _, not starting with a digit)"
+            )
+        if values:
+            problem = _value_problem(value, f"${name}", 0)
+            if problem is not None:
+                return f"parameter {name!r}: {problem}"
     return None

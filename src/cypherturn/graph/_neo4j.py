@@ -120,7 +120,8 @@ class Neo4jEngine(EngineBase):
             raise WriteRefusedError(
                 f"query type {query_type!r} is not read-only: generated queries run read-only",
                 query,
-                clause=str(query_type),
+                # what the refusal names: EXPLAIN gives the query's type, not its clause
+                clause=f"a query of type {query_type!r}",
             )
 
     def _log_notifications(self, summary: neo4j.ResultSummary) -> None:

@@ -34,6 +34,7 @@ from cypherturn.errors import (
     ModelResponseError,
     ModelUnavailableError,
 )
+from cypherturn.models._abort import AbortFlag, install_log_filter, limited_call
 from cypherturn.models._base import (
     DEFAULT_TEMPERATURE,
     ChatMessage,
@@ -42,6 +43,7 @@ from cypherturn.models._base import (
     ToolCall,
     ToolSpec,
 )
+from cypherturn.models._limits import current_limits
 from cypherturn.models._prefix_cache import (
     DEFAULT_PREFIX_CACHE_BYTES,
     PrefixStore,
@@ -118,6 +120,8 @@ class _Loaded:
         load_s: seconds the load took.
         formatter: the model's chat template (``None`` when the file has none).
         grammars: validated grammars by GBNF text, least recently used first.
+        abort: the flag llama.cpp polls during every decode of this context
+            (:mod:`cypherturn.models._abort`), set to end a call in flight.
     """
 
     llama: Any
@@ -125,6 +129,7 @@ class _Loaded:
     load_s: float
     formatter: Any = None
     grammars: OrderedDict[str, Any] = field(default_factory=OrderedDict)
+    abort: AbortFlag | None = None
 
 
 _CACHE: dict[tuple[str, int, bool, str], _Loaded] = {}
@@ -213,7 +218,9 @@ def _load(path: Path, n_ctx: int, extra_buffer_types: bool, context: str = "") -
             lock=threading.Lock(),
             load_s=time.perf_counter() - started,
             formatter=_chat_formatter(llama),
+            abort=AbortFlag(llama.ctx),
         )
+        install_log_filter()
         logger.info("loaded GGUF model %s (n_ctx=%d) in %.2f s", path, llama.n_ctx(), loaded.load_s)
         _CACHE[key] = loaded
         return loaded
@@ -727,6 +734,10 @@ class GGUFChatModel:
             ModelUnavailableError: llama.cpp cannot load the file.
             ContextLengthError: the prompt does not fit the context window.
             ModelResponseError: llama.cpp returned no completion.
+            CallAbandoned: a stop of the current :func:`~cypherturn.models.call_limits`
+                was set before or during the call (the generation is aborted
+                within milliseconds, never returned cut short).
+            TimeBudgetSpent: the current deadline passed before or during the call.
         """
         if grammar is not None and tools:
             raise ConfigError(
@@ -741,8 +752,10 @@ class GGUFChatModel:
         if stop:
             extra["stop"] = list(stop)
         stream = on_token is not None or repetition_guard
+        limits = current_limits()
+        limits.check(self._spec)
         started = time.perf_counter()
-        with loaded.lock:
+        with limited_call(loaded.lock, loaded.abort, limits, self._spec):
             if grammar is not None:
                 extra["grammar"] = _compile_grammar(loaded, grammar)
             prompt = _render(loaded, payload)

@@ -20,6 +20,7 @@ from cypherturn.errors import (
     ModelResponseError,
     ModelTransientError,
     ModelUnavailableError,
+    TimeBudgetSpent,
 )
 from cypherturn.models._base import (
     DEFAULT_TEMPERATURE,
@@ -28,6 +29,7 @@ from cypherturn.models._base import (
     ToolCall,
     ToolSpec,
 )
+from cypherturn.models._limits import current_limits
 from cypherturn.models._retry import RetryPolicy, call_with_retries
 
 __all__ = [
@@ -162,6 +164,7 @@ class OpenAIChatModel:
                 )
             key = LOCAL_API_KEY
         self._retry = retry or RetryPolicy()
+        self._timeout_s = timeout_s
         self._client = openai.OpenAI(
             api_key=key, base_url=self._base_url, timeout=timeout_s, max_retries=0
         )
@@ -229,6 +232,11 @@ class OpenAIChatModel:
                 the model.
             ModelResponseError: the endpoint refused the request (other 4xx) or
                 answered without a completion text.
+            TimeBudgetSpent: the deadline of the current
+                :func:`~cypherturn.models.call_limits` passed first (each request's
+                timeout is clamped to it; a retry that would end past it is not made).
+            CallAbandoned: a stop of the current limits was set (checked before each
+                request, between streamed chunks and during retry waits).
         """
         if grammar is not None:
             raise ConfigError(
@@ -245,6 +253,7 @@ class OpenAIChatModel:
             "max_tokens": max_tokens,
             **extra,
         }
+        current_limits().check(self.spec)
         started = time.perf_counter()
         try:
             completion, retries = call_with_retries(
@@ -268,18 +277,34 @@ class OpenAIChatModel:
             assert on_token is not None
             on_token(piece)
 
+        limits = current_limits()
+        limits.check(self.spec)
+        remaining = limits.remaining_s()
+        # a request may not outlive the answer's budget: its timeout is clamped to it
+        client = (
+            self._client
+            if remaining is None
+            else self._client.with_options(timeout=max(min(self._timeout_s, remaining), 0.01))
+        )
         try:
             # The SDK's documented generic `post` (same timeouts and error types as
             # `chat.completions.create`) skips create's recursive TypedDict
             # transform of the messages, which our plain dicts do not need: 28% of the
             # benchmark runner's CPU per call (benchmarks/bench_harness_overhead.py).
             return (
-                self._client.post("/chat/completions", body=body, cast_to=ChatCompletion)
+                client.post("/chat/completions", body=body, cast_to=ChatCompletion)
                 if on_token is None
-                else self._streamed(body, forward)
+                else self._streamed(body, forward, client)
             )
         except (openai.APITimeoutError, openai.APIConnectionError) as e:
             timed_out = isinstance(e, openai.APITimeoutError)
+            if timed_out and remaining is not None and remaining < self._timeout_s:
+                # the timeout was the budget's: what ran out is the answer's time
+                limits.check(self.spec)
+                raise TimeBudgetSpent(
+                    f"{self.spec}: the time budget of the answer was spent waiting for "
+                    f"{self.base_url}"
+                ) from e
             message = (
                 f"{self.spec}: no answer from {self.base_url} within the timeout"
                 if timed_out
@@ -323,16 +348,24 @@ class OpenAIChatModel:
                 f"{self.spec}: malformed answer from {self.base_url}: {e.message}"
             ) from e
 
-    def _streamed(self, body: dict[str, Any], on_token: Callable[[str], None]) -> Any:
+    def _streamed(
+        self,
+        body: dict[str, Any],
+        on_token: Callable[[str], None],
+        client: openai.OpenAI | None = None,
+    ) -> Any:
         """Post a streaming request; pass content deltas on; the assembled completion (``None``: no chunk).
 
         The SDK's errors (also those raised while reading the stream) reach the
-        caller's error mapping unchanged.
+        caller's error mapping unchanged. The current call limits are checked
+        between chunks, so a stop or the deadline ends a long stream.
 
         Raises:
             ModelResponseError: a chunk does not have the chat-completion-chunk shape.
+            CallAbandoned, TimeBudgetSpent: a limit ended the stream.
         """
-        stream = self._client.post(
+        limits = current_limits()
+        stream = (client or self._client).post(
             "/chat/completions",
             body={**body, "stream": True, "stream_options": {"include_usage": True}},
             cast_to=ChatCompletion,
@@ -343,6 +376,7 @@ class OpenAIChatModel:
         received = False
         with stream:
             for chunk in stream:
+                limits.check(self.spec)
                 try:
                     state.handle_chunk(chunk)
                     pieces = [

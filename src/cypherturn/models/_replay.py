@@ -18,6 +18,7 @@ from cypherturn.models._base import (
     ToolCall,
     ToolSpec,
 )
+from cypherturn.models._limits import current_limits
 
 __all__ = ["CHARS_PER_TOKEN", "MESSAGE_OVERHEAD_TOKENS", "ReplayChatModel", "approximate_tokens"]
 
@@ -189,9 +190,12 @@ class ReplayChatModel:
         Raises:
             ConfigError: a grammar was given.
             ModelResponseError: every recorded response has been returned.
+            CallAbandoned, TimeBudgetSpent: a limit of the current
+                :func:`~cypherturn.models.call_limits` has ended the work.
         """
         if grammar is not None:
             raise ConfigError(f"{self._spec}: a replay model cannot decode under a grammar")
+        current_limits().check(self._spec)
         started = time.perf_counter()
         with self._lock:
             self.calls.append([m.model_copy() for m in messages])

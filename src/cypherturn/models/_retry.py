@@ -19,6 +19,7 @@ from typing import TypeVar
 import tenacity
 
 from cypherturn.errors import ConfigError, ModelTransientError
+from cypherturn.models._limits import limited_sleep
 
 __all__ = ["NO_RETRY", "RetryPolicy", "call_with_retries"]
 
@@ -92,7 +93,7 @@ def call_with_retries(
     call: Callable[[], T],
     *,
     label: str,
-    sleep: Callable[[float], None] = tenacity.nap.sleep,
+    sleep: Callable[[float], None] = limited_sleep,
 ) -> tuple[T, int]:
     """Run ``call``, retrying it on :class:`ModelTransientError` under ``policy``.
 
@@ -104,13 +105,17 @@ def call_with_retries(
         policy: the retry policy.
         call: the model call (no arguments).
         label: who is calling, for the log (the model's spec).
-        sleep: how to wait (tenacity's ``time.sleep``).
+        sleep: how to wait (default: :func:`~cypherturn.models.limited_sleep`, a
+            sleep that a stop of the current call limits ends at once and that is
+            not started past their deadline).
 
     Returns:
         ``(result, retries)``: the call's result and how many retries it took.
 
     Raises:
         ModelTransientError: the last attempt failed transiently too.
+        CallAbandoned, TimeBudgetSpent: a limit of the current context ended the
+            wait before a retry (:func:`~cypherturn.models.call_limits`).
         Exception: any other error of ``call``, at once.
     """
 

@@ -319,9 +319,7 @@ def read_run(path: Path) -> RunData:
     attempts_path = path / ATTEMPTS_FILE
     answers_path = path / ANSWERS_FILE
     if not any(p.exists() for p in (scores_path, attempts_path, answers_path)):
-        raise DatasetError(
-            f"{path} holds none of {SCORES_FILE}, {ATTEMPTS_FILE}, {ANSWERS_FILE}"
-        )
+        raise DatasetError(f"{path} holds none of {SCORES_FILE}, {ATTEMPTS_FILE}, {ANSWERS_FILE}")
     scores = list(read_jsonl(scores_path, TurnScore)) if scores_path.exists() else []
     episodes = list(read_jsonl(attempts_path, QerEpisode)) if attempts_path.exists() else []
     answers = list(read_jsonl(answers_path, AskAnswer)) if answers_path.exists() else []

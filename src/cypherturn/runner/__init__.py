@@ -31,7 +31,13 @@ from cypherturn.runner._batch import (
     run_benchmark,
     select_sessions,
 )
-from cypherturn.runner._core import INFRA_ERRORS, open_run_dir, run_batch, write_infra_failures
+from cypherturn.runner._core import (
+    INFRA_ERRORS,
+    STOP_GRACE_S,
+    open_run_dir,
+    run_batch,
+    write_infra_failures,
+)
 from cypherturn.runner._log import (
     LOG_SCHEMA_VERSION,
     LogEvent,
@@ -51,6 +57,7 @@ __all__ = [
     "INFRA_FILE",
     "LOG_SCHEMA_VERSION",
     "PROMPTS_FILE",
+    "STOP_GRACE_S",
     "InfraFailure",
     "LogEvent",
     "RunConfig",

@@ -16,24 +16,31 @@ One mechanism for both (:func:`cypherturn.runner.run_benchmark` and
   infrastructure failure (``infra_failures.json``), never scored, and the batch
   continues; the next run with the same configuration redoes it. Any other error
   stops the batch, after the units finished before it are written.
+* **Interruption** (:func:`run_batch`): Ctrl-C or SIGTERM abandons the model
+  calls in flight and stops waiting for the running units after
+  :data:`STOP_GRACE_S`; workers are daemon threads, so nothing holds the
+  process up, and a unit left running loses only itself, as after a kill.
 """
 
 from __future__ import annotations
 
+import contextvars
 import json
 import logging
+import queue
 import threading
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, wait
 from pathlib import Path
-from typing import Final, TypeVar
+from typing import Any, Final, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 from cypherturn.errors import ConfigError, DatasetError, EngineConnectionError, ModelError
+from cypherturn.models import call_limits, stop_calls
 from cypherturn.records import INFRA_FILE, config_changes, validation_problem
 
-__all__ = ["INFRA_ERRORS", "open_run_dir", "run_batch", "write_infra_failures"]
+__all__ = ["INFRA_ERRORS", "STOP_GRACE_S", "open_run_dir", "run_batch", "write_infra_failures"]
 
 logger = logging.getLogger(__name__)
 
@@ -105,6 +112,62 @@ def write_infra_failures(out_dir: Path, failures: Iterable[BaseModel]) -> None:
     )
 
 
+STOP_GRACE_S: Final = 0.5
+"""How long an interrupted batch waits for its running tasks to end, seconds.
+
+A task whose model call was abandoned (a GGUF generation aborts within
+milliseconds) ends well within it; one blocked in an endpoint request or an
+engine query is left to its daemon thread, so Ctrl-C or SIGTERM stops a run
+within 2 s whatever is in flight. A task left so writes nothing more that
+matters: its session log ends mid-turn as after a crash, and resume redoes
+that turn."""
+
+
+class _DaemonPool:
+    """Worker threads that never hold the process up at exit.
+
+    ``concurrent.futures.ThreadPoolExecutor`` joins its workers when the
+    interpreter exits, so a run interrupted while a worker waited on a
+    120 s request took up to 120 s to exit. These workers are daemon threads,
+    and each task runs in a copy of the submitting thread's context, so the
+    call limits set around the batch (:func:`~cypherturn.models.call_limits`)
+    reach the model calls the tasks make.
+    """
+
+    def __init__(self, workers: int, name: str) -> None:
+        self._queue: queue.SimpleQueue[tuple[Future[Any], Callable[[], Any]] | None] = (
+            queue.SimpleQueue()
+        )
+        self._threads = [
+            threading.Thread(target=self._work, name=f"{name}_{n}", daemon=True)
+            for n in range(workers)
+        ]
+        for thread in self._threads:
+            thread.start()
+
+    def _work(self) -> None:
+        while (item := self._queue.get()) is not None:
+            future, call = item
+            if not future.set_running_or_notify_cancel():
+                continue
+            try:
+                future.set_result(call())
+            except BaseException as error:  # handed to the caller through the future
+                future.set_exception(error)
+
+    def submit(self, play: Callable[[T], R], task: T) -> Future[R]:
+        """Queue ``play(task)`` to run in a copy of the current context."""
+        future: Future[R] = Future()
+        context = contextvars.copy_context()
+        self._queue.put((future, lambda: context.run(play, task)))
+        return future
+
+    def shutdown(self) -> None:
+        """Let the workers end after their current task (without waiting for them)."""
+        for _ in self._threads:
+            self._queue.put(None)
+
+
 def run_batch(
     tasks: Sequence[T],
     play: Callable[[T], R],
@@ -114,6 +177,7 @@ def run_batch(
     concurrency: int = 1,
     name: str = "cypherturn-run",
     stop: threading.Event | None = None,
+    grace_s: float = STOP_GRACE_S,
 ) -> None:
     """Play tasks on worker threads, handing each outcome to the calling thread as it finishes.
 
@@ -123,18 +187,26 @@ def run_batch(
     submission order among tasks that finish together; with one worker that is
     the order of ``tasks``.
 
+    Interruption (Ctrl-C, SIGTERM, or any error raised in the calling thread):
+    ``stop`` is set through :func:`~cypherturn.models.stop_calls`, which also
+    abandons the model calls the tasks have in flight; tasks not started are
+    cancelled; the running ones get ``grace_s`` to end and are then left to
+    their daemon threads. The outcomes of the tasks that finished are handed
+    over, then the error propagates.
+
     Args:
         tasks: the units of work, in the order to submit them.
-        play: plays one task (from a worker thread).
+        play: plays one task (from a worker thread, in a copy of the calling
+            thread's context, under ``stop``).
         on_done: receives a task and its result.
         on_failed: receives a task whose ``play`` raised one of :data:`INFRA_ERRORS`;
             the batch continues.
         concurrency: worker threads.
         name: the worker threads' name prefix.
-        stop: set when the batch is interrupted, before it waits for the running
-            tasks; a ``play`` that checks it between its steps (a bench session
-            after every logged action) ends early, so Ctrl-C or SIGTERM stops a run
-            within one step instead of after every running session.
+        stop: set when the batch is interrupted (``None``: one of its own); a
+            ``play`` that checks it between its steps (a bench session after every
+            logged action) ends there, and model calls made under it are abandoned.
+        grace_s: how long an interrupted batch waits for its running tasks.
 
     Raises:
         ConfigError: ``concurrency < 1``.
@@ -144,6 +216,7 @@ def run_batch(
     """
     if concurrency < 1:
         raise ConfigError(f"concurrency must be at least 1, got {concurrency}")
+    stop = stop if stop is not None else threading.Event()
     order: dict[Future[R], int] = {}
     pending: set[Future[R]] = set()
 
@@ -172,19 +245,21 @@ def run_batch(
             if fatal is not None:
                 raise fatal
 
-    with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix=name) as pool:
-        try:
+    pool = _DaemonPool(concurrency, name)
+    try:
+        with call_limits(stop=stop):
             for number, task in enumerate(tasks):
                 future = pool.submit(play, task)
                 order[future] = number
                 pending.add(future)
                 drain(2 * concurrency - 1)
             drain(0)
-        except BaseException:
-            if stop is not None:
-                stop.set()
-            for future in pending:
-                future.cancel()
-            wait(pending)
-            hand_over(f for f in pending if not f.cancelled())
-            raise
+    except BaseException:
+        stop_calls(stop)
+        for future in pending:
+            future.cancel()
+        wait(pending, timeout=grace_s)
+        hand_over(f for f in pending if f.done())
+        raise
+    finally:
+        pool.shutdown()

@@ -221,6 +221,8 @@ def run_session(
         on_turn: called with each played turn's record once it is logged.
         stop: checked after every logged action; once set, the session ends there
             (its log ends mid-turn, as after a crash, and resumes from that turn).
+            Model calls made under it (:func:`~cypherturn.models.call_limits`, set
+            by :func:`~cypherturn.runner.run_batch`) are abandoned when it is set.
 
     Returns:
         The :class:`SessionResult` (records of resumed and played turns).
@@ -228,7 +230,9 @@ def run_session(
     Raises:
         DatasetError: the log cannot be written, or ``resume`` is not the
             session's first turns.
-        RunInterrupted: ``stop`` was set.
+        RunInterrupted: ``stop`` was set (also when a model call in flight was
+            abandoned, :class:`~cypherturn.errors.CallAbandoned`, or failed as the
+            run stopped).
     """
     prompts = prompts or load_prompts()
     executor = ActionExecutor(engine, schema=schema)
@@ -315,6 +319,13 @@ def run_session(
             # the players get the view; the golds stay here, for the records and the scorer
             play_session(player_view(session, settings.protocol), env, prior)
         except INFRA_ERRORS as e:
+            if stop is not None and stop.is_set():
+                # a request or query that failed because the run is stopping (its
+                # connection closed under it) is an interruption, not an endpoint
+                # fault: the log ends mid-turn and resume redoes the turn
+                raise RunInterrupted(
+                    f"session {session.session_id} stopped: the run was interrupted"
+                ) from e
             logger.warning("session %s: infrastructure failure: %s", session.session_id, e)
             emit(SessionFinished(status=SessionStatus.INFRA_FAILURE, error=str(e)))
             return SessionResult(session.session_id, SessionStatus.INFRA_FAILURE, error=str(e))

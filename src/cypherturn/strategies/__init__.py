@@ -2,10 +2,12 @@
 
 ``get_strategy(name).run(model, engine, question, schema_text, config)`` answers
 one question with at most ``config.budget`` generate-extract-execute attempts
-(RAS paper, Algorithms 1 and 2) and returns a :class:`StrategyResult`. A new
+(RAS paper, Algorithms 1 and 2), within ``config.max_seconds`` of wall clock
+when set (:class:`TimeBudget`), and returns a :class:`StrategyResult`. A new
 strategy is registered by name with :func:`register_strategy`.
 """
 
+from cypherturn.strategies._budget import MIN_QUERY_S, TimeBudget, query_timeout_within
 from cypherturn.strategies._context import schema_context
 from cypherturn.strategies._examples import FewShotExample, grounded_examples, schema_examples
 from cypherturn.strategies._extract import extract_cypher
@@ -45,6 +47,7 @@ __all__ = [
     "EMPTY_EXTRACTION_MESSAGE",
     "GROUNDED",
     "GROUNDING_PARTS",
+    "MIN_QUERY_S",
     "NOTES_HEADER",
     "PROMPT_VERSION",
     "RESULT_SCHEMA_VERSION",
@@ -60,6 +63,7 @@ __all__ = [
     "StrategyConfig",
     "StrategyFactory",
     "StrategyResult",
+    "TimeBudget",
     "TokenCallback",
     "Verdict",
     "answer_key",
@@ -68,6 +72,7 @@ __all__ = [
     "grounded_examples",
     "load_prompts",
     "looks_empty",
+    "query_timeout_within",
     "register_strategy",
     "schema_context",
     "schema_examples",

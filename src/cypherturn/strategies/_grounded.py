@@ -45,7 +45,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from cypherturn.errors import ErrorClass, QueryError
+from cypherturn.errors import ErrorClass, QueryError, TimeBudgetSpent
 from cypherturn.graph import GraphEngine, QueryResult
 from cypherturn.grounding import (
     CheckReport,
@@ -62,7 +62,8 @@ from cypherturn.grounding import (
     repair_query,
     schema_grammar,
 )
-from cypherturn.models import ChatMessage, ChatModel, ChatResponse
+from cypherturn.models import ChatMessage, ChatModel, ChatResponse, call_limits
+from cypherturn.strategies._budget import TimeBudget
 from cypherturn.strategies._examples import FewShotExample, grounded_examples
 from cypherturn.strategies._extract import extract_cypher
 from cypherturn.strategies._prompts import load_prompts
@@ -145,7 +146,9 @@ class GroundedStrategy:
         ``values`` part the schema text is rebuilt from the graph with its stored values.
 
         Returns:
-            Every attempt (with findings, repairs and a verdict) and the selected query.
+            Every attempt (with findings, repairs and a verdict) and the selected
+            query; when ``config.max_seconds`` runs out, the best of the attempts
+            that finished (none: no query, ``success`` false) and ``stop_reason``.
 
         Raises:
             ModelError: the model failed.
@@ -154,6 +157,7 @@ class GroundedStrategy:
         """
         config = config or StrategyConfig()
         prompts = load_prompts(config.prompt_version)
+        clock = TimeBudget(config.max_seconds)
         index = graph_index(engine)
         if self.parts.values:
             schema_text = index.schema_text(values=True)
@@ -167,12 +171,22 @@ class GroundedStrategy:
         attempts: list[Attempt] = []
         results: dict[int, QueryResult] = {}
         answers: dict[int, tuple[str, ...]] = {}
+        stop_reason: str | None = None
         for t in range(1, config.budget + 1):
+            if clock.spent():
+                stop_reason = clock.reason(len(attempts), during=False)
+                break
             temperature = 0.0 if t == 1 and self.parts.greedy else config.temperature
-            response = self._generate(model, context, config, t, grammar, temperature)
-            attempt, result = self._attempt(
-                engine, index, t, len(context), response, config, question
-            )
+            try:
+                with call_limits(deadline=clock.deadline):
+                    response = self._generate(model, context, config, t, grammar, temperature)
+                    attempt, result = self._attempt(
+                        engine, index, t, len(context), response, config, question, clock
+                    )
+            except TimeBudgetSpent:
+                # the attempt in progress is cut: the finished ones are chosen from
+                stop_reason = clock.reason(len(attempts), during=True)
+                break
             attempt.grammar = grammar is not None
             attempt.temperature = temperature
             attempts.append(attempt)
@@ -197,7 +211,7 @@ class GroundedStrategy:
             else:
                 shown = attempt.query or attempt.raw_text.strip()
                 context.extend(prompts.feedback_turn(shown, self._paper_feedback(attempt)))
-        chosen = self._choose(attempts, answers)
+        chosen = self._choose(attempts, answers) if attempts else None
         return StrategyResult(
             strategy=self.name,
             budget=config.budget,
@@ -206,11 +220,13 @@ class GroundedStrategy:
             question=question,
             config=config,
             attempts=attempts,
-            final_query=chosen.query,
-            final_result=results.get(chosen.index),
-            success=chosen.ok,
+            final_query=chosen.query if chosen is not None else "",
+            final_result=results.get(chosen.index) if chosen is not None else None,
+            success=chosen is not None and chosen.ok,
             grounding=self.parts,
-            selected_attempt=chosen.index,
+            selected_attempt=chosen.index if chosen is not None else None,
+            stop_reason=stop_reason,
+            elapsed_s=clock.elapsed_s(),
         )
 
     def _confident(self, attempt: Attempt) -> bool:
@@ -288,7 +304,13 @@ class GroundedStrategy:
         response: ChatResponse,
         config: StrategyConfig,
         question: str,
+        clock: TimeBudget,
     ) -> tuple[Attempt, QueryResult | None]:
+        """Check, repair, execute and ground one completion.
+
+        Raises:
+            TimeBudgetSpent: no time is left for one of its queries.
+        """
         original = extract_cypher(response.text)
         query = original
         repairs: list[Finding] = []
@@ -323,13 +345,13 @@ class GroundedStrategy:
         if not query:
             error_class, error_message = ErrorClass.SYNTAX, EMPTY_EXTRACTION_MESSAGE
         else:
-            result, error_class, error_message = _execute(engine, query, config)
+            result, error_class, error_message = _execute(engine, query, config, clock)
             if self.parts.values:
                 grounded = ground_values(
                     query,
                     (result, error_class, error_message),
                     index,
-                    run=lambda q: _execute(engine, q, config),
+                    run=lambda q: _execute(engine, q, config, clock),
                     result_of=lambda outcome: outcome[0],
                     repair=self.parts.repair,
                 )
@@ -355,10 +377,16 @@ class GroundedStrategy:
 
 
 def _execute(
-    engine: GraphEngine, query: str, config: StrategyConfig
+    engine: GraphEngine, query: str, config: StrategyConfig, clock: TimeBudget
 ) -> tuple[QueryResult | None, ErrorClass | None, str | None]:
+    """Run one query under the configured limits, its timeout clamped to the time budget.
+
+    Raises:
+        TimeBudgetSpent: no time is left to run it.
+    """
+    timeout = clock.query_timeout(engine, config.timeout_s)
     try:
-        return engine.execute(query, timeout_s=config.timeout_s, row_cap=config.row_cap), None, None
+        return engine.execute(query, timeout_s=timeout, row_cap=config.row_cap), None, None
     except QueryError as e:
         return None, e.error_class, e.engine_message
 

@@ -54,6 +54,13 @@ class StrategyConfig(BaseModel):
         timeout_s: query timeout, seconds (``None``: the engine's default, 120 s).
         row_cap: rows kept per query (``None``: the engine's default).
         prompt_version: version of the prompt templates.
+        max_seconds: wall-clock budget of the run, seconds (``None``: none, the
+            default, so benchmark and QER runs are unchanged). Once it is spent no
+            attempt starts, the one in progress is cut, query timeouts are clamped
+            to what is left, and the best finished candidate is returned
+            (:mod:`cypherturn.strategies._budget`). Left out of the stored
+            configuration while ``None``, so records written before it existed
+            read back equal.
 
     Raises:
         ConfigError: a setting is out of range or of the wrong type (also when a
@@ -78,6 +85,7 @@ class StrategyConfig(BaseModel):
     timeout_s: float | None = Field(default=None, gt=0.0)
     row_cap: int | None = Field(default=None, ge=1)
     prompt_version: str = PROMPT_VERSION
+    max_seconds: float | None = Field(default=None, gt=0.0, exclude_if=lambda v: v is None)
 
     def attempt_seed(self, index: int) -> int | None:
         """The sampling seed of attempt ``index`` (1-based), or None when unseeded."""
@@ -308,6 +316,13 @@ class StrategyResult(BaseModel):
         success: True when the final query executed.
         grounding: the grounded strategy's parts (``None`` for single, is, ras).
         selected_attempt: index of the attempt the final query comes from.
+        stop_reason: why the run stopped before its budget T when the wall-clock
+            budget (``config.max_seconds``) was spent; ``None`` otherwise (and left
+            out of the record). ``attempts`` may then be empty.
+        elapsed_s: wall time of the run, seconds, recorded for runs under a time
+            budget (``config.max_seconds``) so the caller can spend the rest of
+            it (the answer in words); ``None``, and left out of the record,
+            otherwise, so benchmark and QER records keep their layout.
     """
 
     schema_version: int = RESULT_SCHEMA_VERSION
@@ -323,11 +338,13 @@ class StrategyResult(BaseModel):
     success: bool
     grounding: GroundingParts | None = None
     selected_attempt: int | None = None
+    stop_reason: str | None = Field(default=None, exclude_if=lambda v: v is None)
+    elapsed_s: float | None = Field(default=None, ge=0.0, exclude_if=lambda v: v is None)
 
     @computed_field  # type: ignore[prop-decorator]
     @property
     def attempts_used(self) -> int:
-        """Number of attempts made (1..budget)."""
+        """Number of attempts made (1..budget; 0 when the time budget ran out before the first ended)."""
         return len(self.attempts)
 
     @computed_field  # type: ignore[prop-decorator]

@@ -21,9 +21,10 @@ from dataclasses import dataclass, replace
 from typing import Any, Protocol, runtime_checkable
 
 from cypherturn._registry import Registry
-from cypherturn.errors import ConfigError, ErrorClass, QueryError
+from cypherturn.errors import ConfigError, ErrorClass, QueryError, TimeBudgetSpent
 from cypherturn.graph import GraphEngine, QueryResult
-from cypherturn.models import ChatMessage, ChatModel, ChatResponse
+from cypherturn.models import ChatMessage, ChatModel, ChatResponse, call_limits
+from cypherturn.strategies._budget import TimeBudget
 from cypherturn.strategies._examples import FewShotExample
 from cypherturn.strategies._extract import extract_cypher
 from cypherturn.strategies._prompts import PromptSet, load_prompts
@@ -85,12 +86,15 @@ class Strategy(Protocol):
 
         Returns:
             Every attempt and the final query: the first executable one, else
-            the last one generated.
+            the last one generated. When ``config.max_seconds`` runs out, the
+            attempts that finished and ``stop_reason``.
 
         Raises:
             ModelError: the model failed (an infrastructure error, not a query failure).
             EngineConnectionError: the engine is unreachable.
             ConfigError: the config names an unknown prompt version.
+            CallAbandoned: the process is stopping (a stop of the current
+                :func:`~cypherturn.models.call_limits` was set).
         """
         ...
 
@@ -124,20 +128,34 @@ class _ScalingStrategy:
         config = config or StrategyConfig()
         prompts = load_prompts(config.prompt_version)
         budget = 1 if self.single_pass else config.budget
+        clock = TimeBudget(config.max_seconds)
         context = prompts.initial_context(question, schema_text, examples)
         attempts: list[Attempt] = []
         final_result: QueryResult | None = None
+        stop_reason: str | None = None
         for index in range(1, budget + 1):
+            if clock.spent():
+                stop_reason = clock.reason(len(attempts), during=False)
+                break
             seed = config.attempt_seed(index)
             extra: dict[str, Any] = {} if self.on_token is None else {"on_token": self.on_token}
-            response = model.chat(
-                list(context),
-                temperature=config.temperature,
-                max_tokens=config.max_tokens,
-                seed=seed,
-                **extra,
-            )
-            attempt, final_result = _attempt(engine, index, len(context), seed, response, config)
+            try:
+                with call_limits(deadline=clock.deadline):
+                    response = model.chat(
+                        list(context),
+                        temperature=config.temperature,
+                        max_tokens=config.max_tokens,
+                        seed=seed,
+                        **extra,
+                    )
+                    attempt, final_result = _attempt(
+                        engine, index, len(context), seed, response, config, clock
+                    )
+            except TimeBudgetSpent:
+                # the attempt in progress is cut: nothing of it is kept
+                stop_reason = clock.reason(len(attempts), during=True)
+                final_result = None
+                break
             attempts.append(attempt)
             logger.debug(
                 "%s attempt %d/%d: %s %s",
@@ -159,9 +177,11 @@ class _ScalingStrategy:
             question=question,
             config=config,
             attempts=attempts,
-            final_query=attempts[-1].query,
-            final_result=final_result,
-            success=attempts[-1].ok,
+            final_query=attempts[-1].query if attempts else "",
+            final_result=final_result if attempts and attempts[-1].ok else None,
+            success=bool(attempts) and attempts[-1].ok,
+            stop_reason=stop_reason,
+            elapsed_s=clock.elapsed_s(),
         )
 
 
@@ -172,8 +192,13 @@ def _attempt(
     seed: int | None,
     response: ChatResponse,
     config: StrategyConfig,
+    clock: TimeBudget,
 ) -> tuple[Attempt, QueryResult | None]:
-    """Extract and execute one completion; a query the engine refuses is a failed attempt."""
+    """Extract and execute one completion; a query the engine refuses is a failed attempt.
+
+    Raises:
+        TimeBudgetSpent: no time is left to run the query.
+    """
     query = extract_cypher(response.text)
     result: QueryResult | None = None
     error_class: ErrorClass | None = None
@@ -182,9 +207,10 @@ def _attempt(
     if not query:
         error_class, error_message = ErrorClass.SYNTAX, EMPTY_EXTRACTION_MESSAGE
     else:
+        timeout = clock.query_timeout(engine, config.timeout_s)
         started = time.perf_counter()
         try:
-            result = engine.execute(query, timeout_s=config.timeout_s, row_cap=config.row_cap)
+            result = engine.execute(query, timeout_s=timeout, row_cap=config.row_cap)
         except QueryError as e:
             error_class, error_message = e.error_class, e.engine_message
         execution_s = time.perf_counter() - started
