@@ -55,8 +55,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult
 
 from cypherturn.errors import CypherTurnError
-from cypherturn.graph import EmbeddedFalkorDB, FalkorDBEngine
-from cypherturn.graph._embedded import find_embedded_servers
+from cypherturn.graph import EmbeddedFalkorDB, FalkorDBEngine, find_embedded_servers
 from cypherturn.worlds import get_world
 
 GRAPH = "pole"
@@ -105,8 +104,8 @@ def _mcp_count(home: Path, model: str) -> int:
         async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
             await session.initialize()
             result: CallToolResult = await session.call_tool("read_cypher", {"query": COUNT})
-            assert result.structuredContent is not None, result
-            found.append(int(result.structuredContent["rows"][0][0]))
+            assert result.structured_content is not None, result
+            found.append(int(result.structured_content["rows"][0][0]))
 
     anyio.run(main)
     return found[0]
@@ -125,8 +124,16 @@ def _cli_count(home: Path, args: list[str], stdin: str | None = None) -> int:
         raise SystemExit(f"{args[0]} failed ({done.returncode}): {done.stderr[-500:]}")
     if args[0] == "ask":
         return int(json.loads(done.stdout)["final_result"]["rows"][0][0])
-    digits = [int(w.replace(",", "")) for w in done.stdout.split() if w.replace(",", "").isdigit()]
-    return max(digits)
+    # Only a result table's cells count: the banner and footer hold other numbers (seconds,
+    # attempts), and a refused question prints no table at all.
+    cells = [
+        int(line.strip("│ ").replace(",", ""))
+        for line in done.stdout.splitlines()
+        if line.startswith("│") and line.strip("│ ").replace(",", "").isdigit()
+    ]
+    if not cells:
+        raise SystemExit(f"{args[0]} printed no result table: {done.stdout[-500:]}")
+    return cells[0]
 
 
 def load_kills(root: Path, kills: int, seed: int) -> dict[str, Any]:
@@ -175,7 +182,7 @@ def load_kills(root: Path, kills: int, seed: int) -> dict[str, Any]:
                 served = _cli_count(
                     home,
                     ["chat", "--graph", GRAPH, "--model", model, "--no-answer"],
-                    "how many nodes are there?\n/quit\n",
+                    "how many nodes of any label (Crime, Person, ...) are there?\n/quit\n",
                 )
             else:
                 served = _mcp_count(home, model)
