@@ -58,8 +58,7 @@ from typing import Any
 import numpy as np
 
 from cypherturn import api
-from cypherturn.models import default_model_path
-from cypherturn.models._prefix_cache import CACHE_DIR_ENV, cache_root
+from cypherturn.models import CACHE_DIR_ENV, cache_root, default_model_path
 
 QUESTIONS = [
     "How many crimes happened on Piccadilly?",

@@ -155,8 +155,7 @@ def main() -> None:
         )
 
     from cypherturn import api
-    from cypherturn.models import load_model
-    from cypherturn.models._prefix_cache import CACHE_DIR_ENV
+    from cypherturn.models import CACHE_DIR_ENV, load_model
 
     spec = args.model or api.ChatConfig().model
     with tempfile.TemporaryDirectory() as cache:

@@ -27,9 +27,7 @@ from rich.table import Table
 
 from cypherturn import api
 from cypherturn.grounding import graph_index, schema_grammar
-from cypherturn.models import default_model_path
-from cypherturn.models._grammar_sampling import RejectionLlama
-from cypherturn.models._packs import model_cache_dir
+from cypherturn.models import RejectionLlama, default_model_path, model_cache_dir
 
 QUESTION = "Which officers investigated the most crimes? Return their names and counts."
 

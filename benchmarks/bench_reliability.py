@@ -52,9 +52,12 @@ from pathlib import Path
 from typing import Any
 
 from cypherturn.errors import QueryError, QueryTimeoutError, WriteRefusedError
-from cypherturn.graph import EmbeddedFalkorDB, FalkorDBEngine
-from cypherturn.graph._embedded import find_embedded_servers
-from cypherturn.graph._engine import timeout_promise_s
+from cypherturn.graph import (
+    EmbeddedFalkorDB,
+    FalkorDBEngine,
+    find_embedded_servers,
+    timeout_promise_s,
+)
 
 _TESTS = Path(__file__).resolve().parent.parent / "tests"
 # The fault injectors (stub endpoint, kill -9 driver, malformed inputs) are the tests' own,

@@ -284,7 +284,7 @@ def mcp_load(root: Path, sessions: int, rounds: int) -> dict[str, Any]:
                     started = time.monotonic()
                     result = await s.call_tool(tool, arguments)
                     latencies.append(time.monotonic() - started)
-                    if result.isError:
+                    if result.is_error:
                         errors.append(f"{tool}: {result.content}")
 
     async def many() -> None:
@@ -427,6 +427,21 @@ def _stop_time(process: subprocess.Popen[bytes], signum: int) -> tuple[float, in
     return time.monotonic() - started, code
 
 
+def _wait_in_flight(home: Path, process: subprocess.Popen[bytes]) -> None:
+    """Wait until the command holds its engine lease, then give it time to send the query.
+
+    A fixed sleep is not enough on a loaded machine: a signal that arrives while Python is
+    still importing meets the default handlers, not the command's.
+    """
+    leases = home / "falkordb" / "clients"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and process.poll() is None:
+        if any(p.name.startswith(f"{process.pid}-") for p in leases.glob("*")):
+            break
+        time.sleep(0.1)
+    time.sleep(3.0)  # the replayed model answers at once; the query reaches the engine
+
+
 def signals(root: Path) -> list[dict[str, Any]]:
     """Section 4: SIGTERM and Ctrl-C to each long-running command with a query in flight."""
     home = root / "home-signals"
@@ -485,7 +500,7 @@ def signals(root: Path) -> list[dict[str, Any]]:
                     ):  # fmt: skip
                         process.stdin.write(json.dumps(message).encode() + b"\n")
                         process.stdin.flush()
-            time.sleep(8.0)  # started, the graph open, the query on the engine
+            _wait_in_flight(home, process)
             took, code = _stop_time(process, signum)
             time.sleep(1.0)
             left = [s for s in find_embedded_servers() if str(home) in str(s.data_dir) and s.users]
@@ -602,10 +617,24 @@ def main() -> None:
     parser.add_argument("--sessions", type=int, default=100, help="concurrent MCP sessions")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--params", type=int, default=300, help="crafted parameters")
-    parser.add_argument("--only", choices=("load", "mcp", "params", "signals"))
+    parser.add_argument(
+        "--only",
+        help="comma-separated sections (load, mcp, params, signals); the others keep the "
+        "figures already in OUT/serving.json",
+    )
     parser.add_argument("--out", type=Path, default=Path("docs/results/reliability"))
     args = parser.parse_args()
-    figures: dict[str, Any] = {}
+    # A job started in the background of a shell ignores SIGINT, and its children inherit
+    # that; Python's own handler is reset to the default in each child at exec.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    only = None if args.only is None else set(args.only.split(","))
+    previous = args.out / "serving.json"
+    # A partial rerun keeps the sections it did not run, so one section can be redone alone.
+    figures: dict[str, Any] = (
+        json.loads(previous.read_text(encoding="utf-8"))
+        if only is not None and previous.is_file()
+        else {}
+    )
     with tempfile.TemporaryDirectory(prefix="cypherturn-serving-") as tmp:
         root = Path(tmp)
         sections = {
@@ -616,7 +645,7 @@ def main() -> None:
             "signals": ("signals", "signals", lambda: signals(root)),
         }  # fmt: skip
         for key, (title, name, run) in sections.items():
-            if args.only in (None, key):
+            if only is None or key in only:
                 print(f"{title}:")
                 figures[name] = run()
     command = "python benchmarks/bench_serving.py " + " ".join(sys.argv[1:])

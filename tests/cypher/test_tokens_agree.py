@@ -1,7 +1,7 @@
 """Fuzz: every reader of Cypher text agrees on what is a keyword, a name, a literal or a comment.
 
 The read-only guard and the answer extractor read the lenient mode of
-:func:`cypherturn.cypher.tokenize`, the parser its strict mode (issue 13). On
+:func:`cypherturn.cypher.tokenize`, the parser its strict mode (docs/design/architecture.md). On
 10,000 seeded random texts built from the pieces models write (keywords in any
 case, keyword-named variables, strings and names holding keywords, comments,
 numbers glued to keywords, stray backslashes and quotes), this checks that the

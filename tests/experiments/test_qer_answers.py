@@ -28,8 +28,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-import cypherturn.cli._commands  # noqa: F401 - registers the command groups
-from cypherturn.cli._app import app, console
+from cypherturn.cli import app
+from cypherturn.cli._app import console
 from cypherturn.errors import ConfigError
 from cypherturn.experiments import (
     GOLD_VERSION,

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-import cypherturn.cli._commands  # noqa: F401 - registers the command groups
-from cypherturn.cli._app import app, console
+from cypherturn.cli import app
+from cypherturn.cli._app import console
 from cypherturn.errors import ConfigError
 from cypherturn.experiments import MIN_QUESTION_CHARS, QUESTION_ENDINGS, load_question_set
 from cypherturn.records import ATTEMPTS_FILE, read_run

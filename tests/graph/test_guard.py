@@ -11,8 +11,7 @@ import pytest
 
 from cypherturn.cypher import TokenKind, tokenize
 from cypherturn.errors import QueryError, WriteRefusedError
-from cypherturn.graph import GraphEngine, find_write_clause
-from cypherturn.graph._guard import find_plan_prefix
+from cypherturn.graph import GraphEngine, find_plan_prefix, find_write_clause
 
 CASES: list[dict[str, Any]] = json.loads(
     Path(__file__).with_name("guard_cases.json").read_text(encoding="utf-8")
@@ -35,7 +34,7 @@ def test_guard_tokens_keep_literals_whole() -> None:
 
 
 # Reads whose variables, aliases and keys are spelled like write keywords: the guard lets
-# them through and the engine's read-only mode runs them (issue 17).
+# them through and the engine's read-only mode runs them (docs/design/engine-errors.md).
 KEYWORD_NAMED_READS = [
     ("MATCH (drop:Person) RETURN drop.name ORDER BY drop.name", [["Ann"], ["Bob"]]),
     ("MATCH (n:Person) RETURN n.name AS set ORDER BY set", [["Ann"], ["Bob"]]),

@@ -18,8 +18,7 @@ import textwrap
 import time
 from pathlib import Path
 
-from cypherturn.graph import EmbeddedFalkorDB
-from cypherturn.graph._embedded import find_embedded_servers, stop_leftover_servers
+from cypherturn.graph import EmbeddedFalkorDB, find_embedded_servers, stop_leftover_servers
 
 _HOLD = """
 import sys, time

@@ -20,8 +20,7 @@ from typing import Any
 import pytest
 
 from cypherturn.errors import QueryCostError, QueryError
-from cypherturn.graph import GraphEngine
-from cypherturn.graph._guard import find_parameter_problem
+from cypherturn.graph import GraphEngine, find_parameter_problem
 
 CASES: list[dict[str, Any]] = json.loads(
     Path(__file__).with_name("parameter_cases.json").read_text(encoding="utf-8")

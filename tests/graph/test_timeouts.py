@@ -8,9 +8,8 @@ from collections.abc import Callable
 import pytest
 
 from cypherturn.errors import ErrorClass, QueryCostError, QueryTimeoutError
-from cypherturn.graph import FalkorDBEngine, GraphEngine
+from cypherturn.graph import FalkorDBEngine, GraphEngine, timeout_promise_s
 from cypherturn.graph._cost import MAX_LIST_VALUES, check_cost, literal_range_values
-from cypherturn.graph._engine import timeout_promise_s
 from cypherturn.graph._rowcap import push_row_cap
 
 

@@ -25,8 +25,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult, TextContent
 
 from cypherturn.graph import GraphEngine
-from cypherturn.mcp_server import DEFAULT_RESULT_BYTES, GraphService
-from cypherturn.mcp_server._server import TOOL_NAMES, build_server
+from cypherturn.mcp_server import DEFAULT_RESULT_BYTES, TOOL_NAMES, GraphService, build_server
 from cypherturn.models import ReplayChatModel
 
 ASKED = "MATCH (p:Person) RETURN count(p) AS people"

@@ -21,8 +21,7 @@ from mcp import Client
 from mcp.types import CallToolResult, TextContent
 
 from cypherturn.graph import GraphEngine
-from cypherturn.mcp_server import GraphService
-from cypherturn.mcp_server._server import build_server
+from cypherturn.mcp_server import GraphService, build_server
 
 # 10^10 rows between two clauses: the cost check lets it through (the engine's timeout
 # stops a stream of rows), so it runs until its timeout.

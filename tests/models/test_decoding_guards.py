@@ -9,9 +9,8 @@ from typing import Any
 import pytest
 
 from cypherturn.agent import ActionCall, action_grammar, parse_action
-from cypherturn.models import ChatMessage, GGUFChatModel, load_model
-from cypherturn.models._gguf import REPETITION_MIN_CHARS, _streamed, repetition_tail
-from cypherturn.models._prefix_cache import CACHE_DIR_ENV
+from cypherturn.models import CACHE_DIR_ENV, ChatMessage, GGUFChatModel, load_model
+from cypherturn.models._gguf_guards import REPETITION_MIN_CHARS, repetition_tail, stream_text
 
 ACTION = '{"action": "EXECUTE_CYPHER", "input": "MATCH (h:Hero) RETURN h.name AS name"}'
 
@@ -80,18 +79,18 @@ def test_the_guarded_reader_stops_pulling_once_the_text_runs_away() -> None:
     ] * 200
     pulled: list[str] = []
     seen: list[str] = []
-    text, reason = _streamed(_chunks(pieces, pulled), seen.append, guard=True)
+    text, reason = stream_text(_chunks(pieces, pulled), seen.append, guard=True)
     assert reason == "repetition"
     assert len(pulled) < 60  # about 100 characters, not the 800 tokens on offer
     assert seen == pulled and text == "".join(pulled)
-    unguarded, plain = _streamed(_chunks(pieces, []), None)
+    unguarded, plain = stream_text(_chunks(pieces, []), None)
     assert plain == "length" and unguarded == "".join(pieces)
 
 
 def test_a_reply_that_does_not_repeat_is_read_whole_under_the_guard() -> None:
     text = NOT_RUNAWAYS["rows"]
     pieces = [text[i : i + 3] for i in range(0, len(text), 3)]
-    assert _streamed(_chunks(pieces, []), None, guard=True) == (text, "length")
+    assert stream_text(_chunks(pieces, []), None, guard=True) == (text, "length")
 
 
 @pytest.fixture(scope="module")

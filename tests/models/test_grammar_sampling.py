@@ -21,9 +21,8 @@ from cypherturn.graph import (
     RelationshipTypeSchema,
 )
 from cypherturn.grounding import schema_grammar
-from cypherturn.models import default_model_path
-from cypherturn.models._gguf import _extra_buffer_types
-from cypherturn.models._grammar_sampling import RejectionLlama
+from cypherturn.models import RejectionLlama, default_model_path
+from cypherturn.models._gguf_load import _extra_buffer_types
 
 SCHEMA = GraphSchema(
     labels=[
@@ -45,7 +44,7 @@ PROMPTS = [
 def models() -> Iterator[tuple[Llama, RejectionLlama]]:
     path = str(default_model_path())
     # loaded as the product loads GGUF models: llama.cpp's AMX repacking segfaults on
-    # some virtual machines (cypherturn.models._gguf._extra_buffer_types)
+    # some virtual machines (cypherturn.models._gguf_load._extra_buffer_types)
     with _extra_buffer_types(False):
         plain = Llama(model_path=path, n_ctx=1024, n_threads=2, verbose=False)
         rejection = RejectionLlama(model_path=path, n_ctx=1024, n_threads=2, verbose=False)

@@ -19,6 +19,7 @@ import pytest
 from cypherturn.agent import tool_definitions
 from cypherturn.errors import ConfigError, ContextLengthError
 from cypherturn.models import (
+    CACHE_DIR_ENV,
     ChatMessage,
     GGUFChatModel,
     ReplayChatModel,
@@ -26,7 +27,6 @@ from cypherturn.models import (
     in_own_context,
     load_model,
 )
-from cypherturn.models._prefix_cache import CACHE_DIR_ENV
 
 SCHEMA = """Node properties:
 Person {name: STRING, age: INTEGER}
@@ -123,11 +123,11 @@ def test_tools_constrain_the_reply_to_one_valid_call(default_model: GGUFChatMode
 
 def test_tool_wire_format_without_a_model() -> None:
     from cypherturn.models import ToolCall, ToolSpec
-    from cypherturn.models._gguf import _constrained_call, _wire, tool_call_schema
+    from cypherturn.models._gguf_wire import constrained_call, tool_call_schema, wire_messages
 
     tool = ToolSpec(name="EXECUTE_CYPHER", parameters={"type": "object", "properties": {}})
     call = ToolCall(id="c1", name="EXECUTE_CYPHER", arguments='{"query": "RETURN 1"}')
-    wired = _wire(
+    wired = wire_messages(
         [
             ChatMessage(role="system", content="Answer."),
             ChatMessage(role="assistant", content="", tool_calls=[call]),
@@ -142,10 +142,10 @@ def test_tool_wire_format_without_a_model() -> None:
     }
     assert wired[2] == {"role": "user", "content": "1 row"}
     assert tool_call_schema([tool])["anyOf"][0]["properties"]["name"] == {"const": "EXECUTE_CYPHER"}
-    assert _constrained_call('{"name": "EXECUTE_CYPHER", "arguments": {"query": "RETURN') == []
-    (parsed,) = _constrained_call('{"name": "INSPECT_SCHEMA", "arguments": {}}')
+    assert constrained_call('{"name": "EXECUTE_CYPHER", "arguments": {"query": "RETURN') == []
+    (parsed,) = constrained_call('{"name": "INSPECT_SCHEMA", "arguments": {}}')
     assert (parsed.name, parsed.arguments) == ("INSPECT_SCHEMA", "{}")
-    (raw_newline,) = _constrained_call('{"name": "ASK_USER", "arguments": {"question": "a\nb"}}')
+    (raw_newline,) = constrained_call('{"name": "ASK_USER", "arguments": {"question": "a\nb"}}')
     assert json.loads(raw_newline.arguments) == {"question": "a\nb"}
 
 

@@ -19,6 +19,7 @@ import pytest
 
 from cypherturn.errors import CallAbandoned, TimeBudgetSpent
 from cypherturn.models import (
+    CACHE_DIR_ENV,
     NO_RETRY,
     ChatMessage,
     GGUFChatModel,
@@ -31,7 +32,6 @@ from cypherturn.models import (
     load_model,
     stop_calls,
 )
-from cypherturn.models._prefix_cache import CACHE_DIR_ENV
 
 LONG = [ChatMessage(role="user", content="word " * 1500 + "\nHow many words are there?")]
 """A prompt whose evaluation takes a while (1,500 tokens), so a call is surely in flight."""

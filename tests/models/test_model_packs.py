@@ -20,10 +20,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from cypherturn.cli._app import main
+from cypherturn.cli import main
 from cypherturn.cli._models import models_app
 from cypherturn.errors import ConfigError, ModelIntegrityError, ModelUnavailableError
 from cypherturn.models import (
+    CACHE_DIR_ENV,
     MODEL_PACKS,
     CacheState,
     GGUFChatModel,
@@ -38,7 +39,6 @@ from cypherturn.models import (
     model_cache_dir,
     resolve_model_spec,
 )
-from cypherturn.models._packs import CACHE_DIR_ENV
 
 
 @pytest.fixture

@@ -9,14 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from cypherturn.models._prefix_cache import (
-    CACHE_DIR_ENV,
-    PrefixStore,
-    cache_root,
-    common_prefix,
-    model_key,
-    prefix_cache_dir,
-)
+from cypherturn.models import CACHE_DIR_ENV, cache_root
+from cypherturn.models._prefix_cache import PrefixStore, common_prefix, model_key, prefix_cache_dir
 
 
 def test_a_written_entry_reads_back_and_is_found_by_its_longest_prefix(tmp_path: Path) -> None:

@@ -11,14 +11,13 @@ from helpers_protocols import act, play
 
 from cypherturn.agent import ActionExecutor, AgentGrounding, TurnEnd, action_grammar
 from cypherturn.graph import GraphEngine
-from cypherturn.models import (
-    ChatMessage,
-    ChatResponse,
-    GGUFChatModel,
-    ReplayChatModel,
-    default_model_path,
-)
+from cypherturn.models import ChatMessage, ChatResponse, ReplayChatModel
 from cypherturn.protocols import (
+    CUT_OFF,
+    OBSERVATION_STOPS,
+    REPEATED,
+    REPEATING,
+    STUCK,
     ActionFormat,
     Framing,
     ModelCaller,
@@ -26,16 +25,9 @@ from cypherturn.protocols import (
     load_prompts,
     run_action_loop,
 )
-from cypherturn.protocols._loop import (
-    CUT_OFF,
-    OBSERVATION_STOPS,
-    REPEATED,
-    REPEATING,
-    RESAMPLE_TEMPERATURE,
-    STUCK,
-)
+from cypherturn.protocols._loop import RESAMPLE_TEMPERATURE
 from cypherturn.records import Action, ProtocolName
-from cypherturn.runner._batch import RunConfig
+from cypherturn.runner import RunConfig
 from cypherturn.sessions import Session
 
 ALL = AgentGrounding(check=True, repair=True, values=True)
@@ -275,12 +267,15 @@ def test_the_last_action_note_ends_only_the_footer_before_a_guided_turns_last_ac
         SessionRunConfig(protocol="agentic", last_action_note=True).protocol_settings()
 
 
-class ScriptedGGUF(GGUFChatModel):
-    """A GGUF model (the bundled file, never loaded) that returns scripted replies and records
-    the sampling settings and guards of every call."""
+class ScriptedGuarded:
+    """A model that supports grammars and decoding guards (as a GGUF model does), returns scripted
+    replies and records the sampling settings, grammar and guards of every call."""
+
+    spec = "scripted:guarded"
+    supports_grammar = True
+    supports_decoding_guards = True
 
     def __init__(self, replies: list[tuple[str, str]]) -> None:
-        super().__init__(default_model_path())
         self.replies = list(replies)
         self.settings: list[dict[str, Any]] = []
 
@@ -292,7 +287,7 @@ class ScriptedGGUF(GGUFChatModel):
 
 def test_the_call_after_a_guard_stopped_reply_is_sampled(heroes: GraphEngine) -> None:
     runaway = '{"action": "SUBMIT_ANSWER", "input": "MATCH (h:Hero) WHERE h.power = 10000000000'
-    model = ScriptedGGUF(
+    model = ScriptedGuarded(
         [(runaway, "repetition"), (runaway, "length"), (act("SUBMIT_ANSWER", WRONG), "stop")]
     )
     caller = ModelCaller(model, temperature=0.0, max_tokens=64, seed=7)
@@ -450,7 +445,7 @@ def test_the_action_grammar_is_a_recorded_text_format_setting() -> None:
     with pytest.raises(ConfigError, match="text action format only"):
         SessionRunConfig(action_format="tools", action_grammar=True).protocol_settings()
     # a model that decodes under grammars gets it on every call, guarded or not
-    model = ScriptedGGUF([(act("SUBMIT_ANSWER", RIGHT), "stop")] * 2)
+    model = ScriptedGuarded([(act("SUBMIT_ANSWER", RIGHT), "stop")] * 2)
     caller = ModelCaller(model, temperature=0.0, max_tokens=64, seed=0, grammar=action_grammar())
     caller([ChatMessage(role="user", content="q")], guards=True)
     caller([ChatMessage(role="user", content="q")])

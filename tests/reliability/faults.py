@@ -32,7 +32,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from cypherturn.graph._embedded import EmbeddedServerStatus, find_embedded_servers
+from cypherturn.graph import EmbeddedServerStatus, find_embedded_servers
 
 FAULTS = ("500", "429", "timeout", "malformed_tool_call", "reset", "reset_stream")
 """Fault kinds :class:`StubEndpoint` can inject."""

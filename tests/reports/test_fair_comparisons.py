@@ -7,8 +7,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-import cypherturn.cli._report  # noqa: F401 - registers the command
-from cypherturn.cli._app import app
+from cypherturn.cli import app
 from cypherturn.records import (
     PredictionStatus,
     ProtocolName,

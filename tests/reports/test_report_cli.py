@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-import cypherturn.cli._report  # noqa: F401 - registers the command
-from cypherturn.cli._app import app, console
+from cypherturn.cli import app
+from cypherturn.cli._app import console
 from cypherturn.errors import DatasetError
 from cypherturn.records import RunManifest, read_run
 from cypherturn.reports import build_report

@@ -8,8 +8,8 @@ import pytest
 from rich.cells import cell_len
 from typer.testing import CliRunner
 
-import cypherturn.cli._report  # noqa: F401 - registers the command
-from cypherturn.cli._app import app, console
+from cypherturn.cli import app
+from cypherturn.cli._app import console
 from cypherturn.records import read_run
 from cypherturn.reports import build_report, fmt
 

@@ -9,8 +9,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-import cypherturn.cli._report  # noqa: F401 - registers the command
-from cypherturn.cli._app import app
+from cypherturn.cli import app
 from cypherturn.graph import GraphEngine
 from cypherturn.metrics import score_run
 from cypherturn.records import (

@@ -14,7 +14,7 @@ from collections.abc import Callable
 import pytest
 from session_graphs import WorldGraphs
 
-from cypherturn.graph import GraphEngine
+from cypherturn.graph import FALKORDB_DIALECT, GraphEngine
 from cypherturn.sessions import (
     DIVERGENCE_CODES,
     AuditCode,
@@ -158,3 +158,8 @@ def test_build_report_counts_every_class_and_the_written_golds_hit_none(
                 summed += 1
                 assert all(type(row[column]) is int for row in turn.gold_result.rows)
     assert summed, "the sample has sums of integers, stored as integers"
+
+
+def test_every_divergence_class_is_a_quirk_of_the_dialect() -> None:
+    audited = {quirk.audit for quirk in FALKORDB_DIALECT.quirks if quirk.audit is not None}
+    assert audited == {code.value for code in DIVERGENCE_CODES}

@@ -23,10 +23,10 @@ from cypherturn.sessions import (
     Session,
     Skeleton,
     Turn,
+    canonical_rows,
     read_sessions,
     write_sessions,
 )
-from cypherturn.sessions._format import canonical_rows
 
 
 def _session(session_id: str = "magic_academy-0-000") -> Session:

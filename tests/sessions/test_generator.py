@@ -158,7 +158,6 @@ def test_gold_results_do_not_depend_on_the_order_of_tied_rows(
 
 
 def _stored(result):  # type: ignore[no-untyped-def]
-    from cypherturn.sessions import GoldResult
-    from cypherturn.sessions._format import canonical_rows
+    from cypherturn.sessions import GoldResult, canonical_rows
 
     return GoldResult(columns=list(result.columns), rows=canonical_rows(result.rows))

@@ -45,6 +45,10 @@ class SlowModel:
     def supports_grammar(self) -> bool:
         return False
 
+    @property
+    def supports_decoding_guards(self) -> bool:
+        return False
+
     def chat(self, messages: list[ChatMessage], **options: Any) -> ChatResponse:
         self.calls += 1
         end = time.monotonic() + self._seconds
@@ -129,7 +133,7 @@ def test_queries_run_under_timeouts_clamped_to_what_is_left_and_the_run_ends_in_
 
 
 def test_the_largest_timeout_whose_promise_fits_is_chosen() -> None:
-    from cypherturn.graph._engine import timeout_promise_s
+    from cypherturn.graph import timeout_promise_s
 
     for remaining in (1.5, 2.0, 3.7, 60.0):
         fit = query_timeout_within(remaining)

@@ -9,8 +9,13 @@ import pytest
 from world_graphs import SEVEN, SYNTHETIC, built
 
 from cypherturn.errors import ConfigError
-from cypherturn.worlds import PropertyType, SyntheticWorld, check_conformance, get_world
-from cypherturn.worlds._export import write_graph_jsonl
+from cypherturn.worlds import (
+    PropertyType,
+    SyntheticWorld,
+    check_conformance,
+    get_world,
+    write_graph_jsonl,
+)
 
 
 def export_bytes(name: str, seed: int, scale: float = 1.0) -> bytes:

@@ -11,7 +11,8 @@ accepts ``input``, ``payload``, ``query`` or ``question`` as the payload key. A
 reply it cannot read yields a :class:`ParseFailure` whose message becomes the
 model's observation (the step still costs one budget unit).
 
-The parser is lenient in the same way for every model (issue 16): an object
+The parser is lenient in the same way for every model (docs/design/protocols.md,
+"Action space"): an object
 that is not valid JSON is read again after the mistakes models commonly make are
 undone. A backslash before a character JSON cannot escape (``\\'``, ``\\_``) is
 kept as written, since it belongs to the Cypher inside the string; single

@@ -28,10 +28,12 @@ command                function                        config
 ``doctor``             :func:`doctor`                  keywords
 =====================  ==============================  ========================
 
-Example:
-    >>> from cypherturn import api
-    >>> result = api.ask("How many crimes are there?", graph="pole")  # doctest: +SKIP
-    >>> result.final_query, result.success  # doctest: +SKIP
+Example (it needs the ``pole`` graph and a model, so it is not a doctest)::
+
+    from cypherturn import api
+
+    result = api.ask("How many crimes are there?", graph="pole")
+    result.final_query, result.success
 """
 
 from cypherturn.api._ask import (

@@ -226,9 +226,17 @@ def run_ask_bench(
             on_start=on_start,
             on_answer=on_answer,
         )
-    wanted = {(m.spec, s) for m in models for s in config.strategies}
+    answers = _answers(config, ask_set, [m.spec for m in models], prompt)
+    return AskBenchResult(ask_set, [c for c, _ in golds], summary, answers)
+
+
+def _answers(
+    config: AskBenchConfig, ask_set: AskSet, models: list[str], prompt: str
+) -> list[AskAnswer]:
+    """The answers in the run directory that this run asked for (its systems, questions, budget, prompt)."""
+    wanted = {(spec, s) for spec in models for s in config.strategies}
     ids = {item.id for item in ask_set.items}
-    answers = [
+    return [
         a
         for a in read_answers(config.out_dir)
         if (a.model, a.strategy) in wanted
@@ -236,7 +244,6 @@ def run_ask_bench(
         and a.budget == config.budget
         and a.prompt == prompt
     ]
-    return AskBenchResult(ask_set, [c for c, _ in golds], summary, answers)
 
 
 def stratified_sample(

@@ -88,11 +88,12 @@ class ChatSession:
         model: a loaded model to use instead of loading ``config.model``.
         turns: earlier turns to continue from (see :meth:`resume`).
 
-    Example:
-        >>> with ChatSession(ChatConfig(graph="pole")) as chat:  # doctest: +SKIP
-        ...     chat.ask("How many crimes are there of each type?")
-        ...     turn = chat.ask("Which of those are burglaries?")
-        ...     print(turn.answer.text, turn.query)
+    Example (it needs the ``pole`` graph and a model, so it is not a doctest)::
+
+        with ChatSession(ChatConfig(graph="pole")) as chat:
+            chat.ask("How many crimes are there of each type?")
+            turn = chat.ask("Which of those are burglaries?")
+            print(turn.answer.text, turn.query)
     """
 
     def __init__(
@@ -269,16 +270,7 @@ class ChatSession:
                 seconds=time.perf_counter() - started,
             )
             return self._record(turn)
-        strategy: Strategy = get_strategy(self.config.strategy, on_token=on_token)
-        if isinstance(strategy, GroundedStrategy):
-            shown = [t for t in self._turns if t.outcome == "answered"]
-            shown = shown[-self.config.history_turns :] if follows and history else []
-            follow_up = FollowUp(
-                question=question.strip(),
-                previous=self._previous_result(question, index) if shown else None,
-                earlier=tuple(t.question for t in shown),
-            )
-            strategy = dataclasses.replace(strategy, follow_up=follow_up)
+        strategy = self._strategy(question, index, follows and bool(history), on_token)
         result = strategy.run(
             model,
             engine,
@@ -308,6 +300,29 @@ class ChatSession:
             seconds=time.perf_counter() - started,
         )
         return self._record(turn)
+
+    def _strategy(
+        self, question: str, index: GraphIndex, follows: bool, on_token: TokenCallback | None
+    ) -> Strategy:
+        """The configured strategy; a grounded one is told what the question follows up.
+
+        Args:
+            question: the question as typed.
+            index: the graph's index (to bind the previous result's names).
+            follows: the question refers back to earlier answered turns shown in its context.
+            on_token: called with each piece of Cypher the model generates.
+        """
+        strategy: Strategy = get_strategy(self.config.strategy, on_token=on_token)
+        if isinstance(strategy, GroundedStrategy):
+            shown = [t for t in self._turns if t.outcome == "answered"]
+            shown = shown[-self.config.history_turns :] if follows else []
+            follow_up = FollowUp(
+                question=question.strip(),
+                previous=self._previous_result(question, index) if shown else None,
+                earlier=tuple(t.question for t in shown),
+            )
+            strategy = dataclasses.replace(strategy, follow_up=follow_up)
+        return strategy
 
     def _previous_result(self, question: str, index: GraphIndex) -> PreviousResult | None:
         """The last answered turn's rows as names of one label, when ``question`` points at them."""

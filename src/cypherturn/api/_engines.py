@@ -8,10 +8,12 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 from cypherturn.errors import ConfigError, DatasetError
-from cypherturn.graph import GraphEngine, LoadStats, open_engine
-from cypherturn.graph._embedded import (
+from cypherturn.graph import (
     EmbeddedServerStatus,
+    GraphEngine,
+    LoadStats,
     find_embedded_servers,
+    open_engine,
     stop_leftover_servers,
 )
 from cypherturn.sessions import Session

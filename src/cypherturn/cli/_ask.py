@@ -252,6 +252,11 @@ class StreamedModel:
         """Whether the wrapped model decodes under a grammar."""
         return self._model.supports_grammar
 
+    @property
+    def supports_decoding_guards(self) -> bool:
+        """False: :meth:`chat` passes no decoding guards on to the wrapped model."""
+        return False
+
     def chat(
         self,
         messages: list[ChatMessage],

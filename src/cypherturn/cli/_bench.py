@@ -21,11 +21,36 @@ from rich.table import Table
 
 from cypherturn import api
 from cypherturn.cli._app import console
+from cypherturn.cli._bench_run_options import (
+    ActionFormatOpt,
+    ActionGrammarOpt,
+    BudgetMultiplierOpt,
+    ChainNoteOpt,
+    ConcurrencyOpt,
+    DecodingGuardsOpt,
+    FramingOpt,
+    GroundingOpt,
+    LastActionNoteOpt,
+    MaxTokensOpt,
+    OutputNoteOpt,
+    ProtocolOpt,
+    QueryMemoryOpt,
+    ReleaseOpt,
+    RepeatGuardOpt,
+    RunTemperatureOpt,
+    SchemaFirstOpt,
+    ScoreOpt,
+    SeedOpt,
+    SessionsOpt,
+    SimModelOpt,
+    VariantOpt,
+    bench_run_config,
+)
 from cypherturn.cli._exit import ExitCode
-from cypherturn.cli._options import BaseUrlOpt, ContextOpt, EngineOpt, ModelOptions, model_options
+from cypherturn.cli._options import BaseUrlOpt, ContextOpt, EngineOpt, ModelOptions
 from cypherturn.cli._signals import stoppable
 from cypherturn.records import TurnRecord, TurnScore
-from cypherturn.runner import SessionResult, SessionStatus
+from cypherturn.runner import RunSummary, SessionResult, SessionStatus
 from cypherturn.sessions import (
     DEFAULT_SESSIONS,
     DEFAULT_WORLDS,
@@ -308,159 +333,35 @@ def _import_table(reports: list[FileReport]) -> Table:
 
 @bench_app.command("run")
 def run_command(
+    ctx: typer.Context,
     benchmark: Annotated[Path, typer.Argument(help="A benchmark JSONL file (bench build).")],
     out: Annotated[Path, typer.Option("--out", "-o", help="Run directory (resumed if it exists).")],
     model: ModelOptions = "default",
-    protocol: Annotated[
-        str, typer.Option("--protocol", "-p", help="guided | agentic (CypherTurn §3.1).")
-    ] = "guided",
-    budget: Annotated[
-        int | None,
-        typer.Option("--budget", "-b", min=1, help="Agentic budget multiplier m: 3, 5 or 10."),
-    ] = None,
-    variant: Annotated[
-        str,
-        typer.Option(
-            "--variant",
-            help="base | persistent_schema | disclosed_horizon | budget_encouraging (agentic).",
-        ),
-    ] = "base",
-    sim_model: Annotated[
-        str | None,
-        typer.Option(
-            "--sim-model",
-            help=(
-                "User simulator model (agentic; default: the evaluated model). Agentic runs "
-                "you compare should name one fixed simulator: otherwise a difference in EX "
-                "may come from the simulator (cypherturn report flags such pairs)."
-            ),
-        ),
-    ] = None,
-    sessions: Annotated[
-        str | None,
-        typer.Option(
-            "--sessions",
-            help=(
-                "Comma-separated patterns over session ids and worlds; a term stratified:K "
-                "keeps K sessions per world, personas and phenomena balanced."
-            ),
-        ),
-    ] = None,
-    concurrency: Annotated[
-        int, typer.Option("--concurrency", "-c", min=1, help="Sessions played at once.")
-    ] = 1,
+    protocol: ProtocolOpt = "guided",
+    budget: BudgetMultiplierOpt = None,
+    variant: VariantOpt = "base",
+    sim_model: SimModelOpt = None,
+    sessions: SessionsOpt = None,
+    concurrency: ConcurrencyOpt = 1,
     engine: EngineOpt = None,
     base_url: BaseUrlOpt = None,
     n_ctx: ContextOpt = None,
-    temperature: Annotated[
-        float, typer.Option("--temperature", "-t", min=0.0, help="Sampling temperature.")
-    ] = 0.0,
-    seed: Annotated[int | None, typer.Option("--seed", help="Sampling seed.")] = None,
-    max_tokens: Annotated[
-        int, typer.Option("--max-tokens", min=1, help="Completion cap per action, tokens.")
-    ] = 512,
-    score: Annotated[
-        bool, typer.Option("--score/--no-score", help="Score the run when it is done.")
-    ] = True,
-    release: Annotated[
-        Path | None,
-        typer.Option(
-            "--release",
-            help="Official release root (holds data/graphs/), for imported official sessions.",
-        ),
-    ] = None,
-    action_format: Annotated[
-        str,
-        typer.Option(
-            "--action-format",
-            help="text (one JSON action per reply) | tools (native tool calling; "
-            "grammar-constrained on GGUF models).",
-        ),
-    ] = "text",
-    grounding: Annotated[
-        str,
-        typer.Option(
-            "--grounding",
-            help="Grounding of EXECUTE_CYPHER/SUBMIT_ANSWER as in ras+: any of check,repair,values "
-            "(the query alone), question (checked against the turn's question), reference (a "
-            "follow-up bound to the previous result's names), comma-separated; all, or none "
-            "(default: the paper's agent).",
-        ),
-    ] = "none",
-    framing: Annotated[
-        str,
-        typer.Option(
-            "--framing",
-            help="paper | explicit (observations headed 'Observation from the database "
-            "(not written by you):').",
-        ),
-    ] = "paper",
-    decoding_guards: Annotated[
-        bool,
-        typer.Option(
-            "--decoding-guards/--no-decoding-guards",
-            help="GGUF models stop at the observation headers and at runaway repetition.",
-        ),
-    ] = False,
-    output_note: Annotated[
-        bool,
-        typer.Option(
-            "--output-note/--no-output-note",
-            help="End the system prompt with the benchmark's column naming (name, count, "
-            "avg_price); EX compares column names. Off: the paper's prompt.",
-        ),
-    ] = False,
-    chain_note: Annotated[
-        bool,
-        typer.Option(
-            "--chain-note/--no-chain-note",
-            help="End the system prompt with how a follow-up builds on an earlier result: "
-            "from the names it lists (WHERE n.name IN [...]) when it shows them all, else by "
-            "restating the earlier conditions. Off: the paper's prompt.",
-        ),
-    ] = False,
-    repeat_guard: Annotated[
-        bool,
-        typer.Option(
-            "--repeat-guard/--no-repeat-guard",
-            help="An action that repeats an earlier one of the turn word for word is still run "
-            "and charged, its observation says so, and the next call samples (temperature 0.7).",
-        ),
-    ] = False,
-    query_memory: Annotated[
-        bool,
-        typer.Option(
-            "--query-memory/--no-query-memory",
-            help="Guided only: the history shows the query the model submitted for each earlier "
-            "turn, so a follow-up can edit it. Off: the paper's history (gold results only).",
-        ),
-    ] = False,
-    schema_first: Annotated[
-        bool,
-        typer.Option(
-            "--schema-first/--no-schema-first",
-            help="Agentic only: the session's first action is an INSPECT_SCHEMA the harness "
-            "takes for the model (one budget unit); with --variant persistent_schema every "
-            "turn's prompt holds the schema. Off: the model decides, as the paper.",
-        ),
-    ] = False,
-    last_action_note: Annotated[
-        bool,
-        typer.Option(
-            "--last-action-note/--no-last-action-note",
-            help="Guided only: the footer before a turn's last action says that only a query "
-            "can answer now (SUBMIT_ANSWER or EXECUTE_CYPHER). Off: the paper's footer.",
-        ),
-    ] = False,
-    action_grammar: Annotated[
-        bool,
-        typer.Option(
-            "--action-grammar/--no-action-grammar",
-            help="Text format, local (GGUF) models: decode every reply under a grammar of "
-            "the five action objects, so each reply is one action with its input. Off: "
-            "free text, as the paper.",
-        ),
-    ] = False,
+    temperature: RunTemperatureOpt = 0.0,
+    seed: SeedOpt = None,
+    max_tokens: MaxTokensOpt = 512,
+    score: ScoreOpt = True,
+    release: ReleaseOpt = None,
+    action_format: ActionFormatOpt = "text",
+    grounding: GroundingOpt = "none",
+    framing: FramingOpt = "paper",
+    decoding_guards: DecodingGuardsOpt = False,
+    output_note: OutputNoteOpt = False,
+    chain_note: ChainNoteOpt = False,
+    repeat_guard: RepeatGuardOpt = False,
+    query_memory: QueryMemoryOpt = False,
+    schema_first: SchemaFirstOpt = False,
+    last_action_note: LastActionNoteOpt = False,
+    action_grammar: ActionGrammarOpt = False,
 ) -> None:
     """Play the benchmark under a protocol, one action log per session; a killed run resumes.
 
@@ -469,98 +370,100 @@ def run_command(
     failures (their finished turns are kept for the next run); Ctrl-C exits 130 and
     SIGTERM 143 within 2 s, abandoning the model calls in flight.
     """
-    config = api.BenchRunConfig(
-        benchmark=benchmark,
-        out_dir=out,
-        model=model,
-        model_options=model_options(model, base_url, n_ctx),
-        protocol=protocol,
-        budget=budget,
-        variant=variant,
-        sim_model=sim_model,
-        sessions=sessions,
-        concurrency=concurrency,
-        engine_url=engine,
-        temperature=temperature,
-        seed=seed,
-        max_tokens=max_tokens,
-        score=score,
-        action_format=action_format,
-        grounding=grounding,
-        framing=framing,
-        decoding_guards=decoding_guards,
-        output_note=output_note,
-        chain_note=chain_note,
-        repeat_guard=repeat_guard,
-        query_memory=query_memory,
-        schema_first=schema_first,
-        last_action_note=last_action_note,
-        action_grammar=action_grammar,
-        release_root=release,
-    )
-    totals = {"turns": 0, "ex": 0, "tokens": 0, "failed": 0}
-    columns = (*_COLUMNS, TextColumn("{task.fields[stats]}"))
-    with Progress(*columns, console=console, transient=True) as progress:
-        task = progress.add_task("sessions", total=None, stats="")
-        turns = progress.add_task("turns played", total=None, stats="")
-
-        played: Counter[str] = Counter()
-
-        def start(plan: api.BenchPlan) -> None:
-            if plan.release_ignored:
-                console.print(
-                    "[yellow]--release is ignored: the selected sessions are generated ones, "
-                    "not imported from the official release[/]"
-                )
-            progress.update(task, total=len(plan.sessions))
-            progress.update(turns, total=plan.turns)
-
-        def turn_played(record: TurnRecord) -> None:
-            played[record.session_id] += 1
-            progress.update(turns, advance=1)
-
-        def advance(result: SessionResult) -> None:
-            totals["failed"] += int(result.status is SessionStatus.INFRA_FAILURE)
-            totals["tokens"] += sum(r.output_tokens for r in result.records)
-            progress.update(task, advance=1)
-            # a completed session's turns read back from logs (finished earlier or kept
-            # from an interrupted run) count as done too; a failed session has no
-            # records, and the turns it played stay counted (they are kept for resume)
-            if result.status is SessionStatus.COMPLETED:
-                progress.update(turns, advance=len(result.records) - played[result.session_id])
-
-        def tally(scores: list[TurnScore]) -> None:
-            valid = [s for s in scores if s.valid]
-            totals["turns"] += len(valid)
-            totals["ex"] += sum(s.ex for s in valid)
-            ex = totals["ex"] / totals["turns"] if totals["turns"] else 0.0
-            stats = (
-                f"EX {ex:.3f} over {totals['turns']} turns · {totals['tokens']:,} output tokens · "
-                f"{totals['failed']} infra failures"
-            )
-            progress.update(task, stats=stats)
-
+    config = bench_run_config(ctx.params)
+    with Progress(*_RUN_COLUMNS, console=console, transient=True) as progress:
+        display = _RunDisplay(progress)
         # Ctrl-C / SIGTERM: the model calls in flight are abandoned, and the run exits
         # 130 / 143 within 2 s; the same command resumes it at the first unfinished turn
         with stoppable():
             summary = api.run_benchmark(
-                config, on_start=start, on_session=advance, on_scores=tally, on_turn=turn_played
+                config,
+                on_start=display.start,
+                on_session=display.advance,
+                on_scores=display.tally,
+                on_turn=display.turn_played,
             )
-    console.print(
-        f"{summary.completed}/{summary.sessions} sessions completed "
-        f"({summary.played} played, {summary.resumed} resumed, {summary.turns_kept} turns of "
-        f"interrupted sessions kept), {summary.turns} turns in "
-        f"{summary.wall_s:.1f} s → {out}",
-        highlight=False,
-    )
-    if totals["turns"]:
-        console.print(f"EX {totals['ex'] / totals['turns']:.3f} over {totals['turns']} valid turns")
-    if score and summary.turns:
-        console.print(f"scored: cypherturn report {out}")
+    display.print_summary(summary, out, score=score)
     if summary.infra_failures:
-        console.print(
-            f"[yellow]{len(summary.infra_failures)} sessions lost to infrastructure failures "
-            f"(unscored, listed in {out / 'infra_failures.json'}); rerun the same command to "
-            "retry them from their last finished turn[/]"
-        )
         raise typer.Exit(ExitCode.SESSIONS_LOST)
+
+
+_RUN_COLUMNS = (*_COLUMNS, TextColumn("{task.fields[stats]}"))
+
+
+class _RunDisplay:
+    """The progress of `bench run`: sessions and turns played, and EX, tokens and failures so far.
+
+    Args:
+        progress: where it shows: one task for sessions (with the stats), one for turns.
+    """
+
+    def __init__(self, progress: Progress) -> None:
+        self.progress = progress
+        self.totals = {"turns": 0, "ex": 0, "tokens": 0, "failed": 0}
+        self._played: Counter[str] = Counter()
+        self._sessions = progress.add_task("sessions", total=None, stats="")
+        self._turns = progress.add_task("turns played", total=None, stats="")
+
+    def start(self, plan: api.BenchPlan) -> None:
+        """The run's plan is known: totals of sessions and turns."""
+        if plan.release_ignored:
+            console.print(
+                "[yellow]--release is ignored: the selected sessions are generated ones, "
+                "not imported from the official release[/]"
+            )
+        self.progress.update(self._sessions, total=len(plan.sessions))
+        self.progress.update(self._turns, total=plan.turns)
+
+    def turn_played(self, record: TurnRecord) -> None:
+        """One turn was played."""
+        self._played[record.session_id] += 1
+        self.progress.update(self._turns, advance=1)
+
+    def advance(self, result: SessionResult) -> None:
+        """One session ended (played, resumed, or lost)."""
+        self.totals["failed"] += int(result.status is SessionStatus.INFRA_FAILURE)
+        self.totals["tokens"] += sum(r.output_tokens for r in result.records)
+        self.progress.update(self._sessions, advance=1)
+        # a completed session's turns read back from logs (finished earlier or kept
+        # from an interrupted run) count as done too; a failed session has no
+        # records, and the turns it played stay counted (they are kept for resume)
+        if result.status is SessionStatus.COMPLETED:
+            played = len(result.records) - self._played[result.session_id]
+            self.progress.update(self._turns, advance=played)
+
+    def tally(self, scores: list[TurnScore]) -> None:
+        """A session was scored: EX so far over the valid turns."""
+        totals = self.totals
+        valid = [s for s in scores if s.valid]
+        totals["turns"] += len(valid)
+        totals["ex"] += sum(s.ex for s in valid)
+        ex = totals["ex"] / totals["turns"] if totals["turns"] else 0.0
+        stats = (
+            f"EX {ex:.3f} over {totals['turns']} turns · {totals['tokens']:,} output tokens · "
+            f"{totals['failed']} infra failures"
+        )
+        self.progress.update(self._sessions, stats=stats)
+
+    def print_summary(self, summary: RunSummary, out: Path, *, score: bool) -> None:
+        """What the run did, EX over its valid turns, and the sessions lost, if any."""
+        totals = self.totals
+        console.print(
+            f"{summary.completed}/{summary.sessions} sessions completed "
+            f"({summary.played} played, {summary.resumed} resumed, {summary.turns_kept} turns of "
+            f"interrupted sessions kept), {summary.turns} turns in "
+            f"{summary.wall_s:.1f} s → {out}",
+            highlight=False,
+        )
+        if totals["turns"]:
+            console.print(
+                f"EX {totals['ex'] / totals['turns']:.3f} over {totals['turns']} valid turns"
+            )
+        if score and summary.turns:
+            console.print(f"scored: cypherturn report {out}")
+        if summary.infra_failures:
+            console.print(
+                f"[yellow]{len(summary.infra_failures)} sessions lost to infrastructure failures "
+                f"(unscored, listed in {out / 'infra_failures.json'}); rerun the same command to "
+                "retry them from their last finished turn[/]"
+            )

@@ -55,6 +55,7 @@ def _golds_line(checks: list[GoldCheck]) -> str:
 
 @bench_app.command("ask")
 def ask_command(
+    ctx: typer.Context,
     ask_set: Annotated[
         str,
         typer.Argument(
@@ -117,74 +118,118 @@ def ask_command(
     command resumes a killed run. `cypherturn report OUT` and `cypherturn view OUT`
     read the run directory.
     """
-    models = _names(model, "model")
-    options: dict[str, Any] = {}
-    for spec in models:
-        options.update(model_options(spec, base_url, None))
-        if n_ctx is not None:
-            model_options(spec, None, n_ctx)
-    config = api.AskBenchConfig(
-        ask_set=ask_set,
-        out_dir=out,
-        models=models,
-        model_options=options,
-        strategies=_names(strategy, "strategy"),
-        budget=budget,
-        temperature=temperature,
-        seed=seed,
-        prompt_version=prompt,
-        max_tokens=max_tokens,
-        timeout_s=timeout,
-        row_cap=row_cap,
-        graph=graph,
-        engine_url=engine,
-        n_ctx=n_ctx,
-        limit=limit,
-    )
-    columns = (
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.fields[stats]}"),
-        TimeElapsedColumn(),
-        TimeRemainingColumn(),
-    )
-    tally: Counter[str] = Counter()
-    with Progress(*columns, console=console, transient=True) as progress:
-        checking = progress.add_task("golds", total=None, stats="")
-        asking = progress.add_task("answers", total=None, stats="", visible=False)
-
-        def checked(check: GoldCheck) -> None:
-            tally[check.status.value] += 1
-            progress.update(
-                checking,
-                advance=1,
-                stats=f"{tally['kept']} kept, {tally['repaired']} repaired, "
-                f"{tally['excluded']} excluded",
-            )
-
-        def start(planned: int, done: int) -> None:
-            progress.update(checking, visible=False)
-            progress.update(asking, total=planned, completed=done, visible=True)
-
-        def answered(answer: AskAnswer) -> None:
-            tally["n"] += 1
-            tally["ex"] += answer.ex
-            tally["rex"] += answer.ex_relaxed
-            tally["exec"] += int(answer.executable)
-            n = tally["n"]
-            progress.update(
-                asking,
-                advance=1,
-                description=f"{answer.strategy} {answer.question_id}",
-                stats=f"exec {tally['exec'] / n:.2f} EX {tally['ex'] / n:.2f} "
-                f"rEX {tally['rex'] / n:.2f} ({answer.seconds:.1f} s)",
-            )
-
+    config = _ask_bench_config(ctx.params)
+    with Progress(*_ASK_COLUMNS, console=console, transient=True) as progress:
+        display = _AskDisplay(progress)
         with stoppable():  # Ctrl-C 130, SIGTERM 143 within 2 s; the same command resumes
             result = api.run_ask_bench(
-                config, status=console.status, on_check=checked, on_start=start, on_answer=answered
+                config,
+                status=console.status,
+                on_check=display.checked,
+                on_start=display.start,
+                on_answer=display.answered,
             )
+    _print_ask_result(result, out)
+    if result.summary.failures:
+        raise typer.Exit(ExitCode.SESSIONS_LOST)
+
+
+_RENAMED = {
+    "out": "out_dir",
+    "prompt": "prompt_version",
+    "timeout": "timeout_s",
+    "engine": "engine_url",
+}
+"""Options of `bench ask` whose :class:`~cypherturn.api.AskBenchConfig` field has another name."""
+
+
+def _ask_bench_config(params: dict[str, Any]) -> api.AskBenchConfig:
+    """The configuration of `bench ask` from its parsed parameters (``typer.Context.params``).
+
+    Each parameter is the field of its name (or of its :data:`_RENAMED` name);
+    ``--model`` and ``--strategy`` are split into lists, and ``--base-url``
+    makes every model's ``model_options``.
+
+    Raises:
+        ConfigError: no model or no strategy named, or an option a model does not take.
+    """
+    models = _names(params["model"], "model")
+    options: dict[str, Any] = {}
+    for spec in models:
+        options.update(model_options(spec, params["base_url"], None))
+        if params["n_ctx"] is not None:
+            model_options(spec, None, params["n_ctx"])  # refuses --n-ctx for a remote model
+    fields = {
+        _RENAMED.get(k, k): v
+        for k, v in params.items()
+        if k not in ("model", "strategy", "base_url")
+    }
+    return api.AskBenchConfig(
+        **fields,
+        models=models,
+        model_options=options,
+        strategies=_names(params["strategy"], "strategy"),
+    )
+
+
+_ASK_COLUMNS = (
+    TextColumn("{task.description}"),
+    BarColumn(),
+    MofNCompleteColumn(),
+    TextColumn("{task.fields[stats]}"),
+    TimeElapsedColumn(),
+    TimeRemainingColumn(),
+)
+
+
+class _AskDisplay:
+    """The progress of `bench ask`: golds checked, then answers with exec, EX and rEX so far.
+
+    Args:
+        progress: where it shows (a task for the golds, then one for the answers).
+    """
+
+    def __init__(self, progress: Progress) -> None:
+        self.progress = progress
+        self.tally: Counter[str] = Counter()
+        self._checking = progress.add_task("golds", total=None, stats="")
+        self._asking = progress.add_task("answers", total=None, stats="", visible=False)
+
+    def checked(self, check: GoldCheck) -> None:
+        """One gold was re-executed and labelled."""
+        tally = self.tally
+        tally[check.status.value] += 1
+        self.progress.update(
+            self._checking,
+            advance=1,
+            stats=f"{tally['kept']} kept, {tally['repaired']} repaired, "
+            f"{tally['excluded']} excluded",
+        )
+
+    def start(self, planned: int, done: int) -> None:
+        """The golds are checked: ``planned`` answers, ``done`` of them from an earlier run."""
+        self.progress.update(self._checking, visible=False)
+        self.progress.update(self._asking, total=planned, completed=done, visible=True)
+
+    def answered(self, answer: AskAnswer) -> None:
+        """One question was answered and scored."""
+        tally = self.tally
+        tally["n"] += 1
+        tally["ex"] += answer.ex
+        tally["rex"] += answer.ex_relaxed
+        tally["exec"] += int(answer.executable)
+        n = tally["n"]
+        self.progress.update(
+            self._asking,
+            advance=1,
+            description=f"{answer.strategy} {answer.question_id}",
+            stats=f"exec {tally['exec'] / n:.2f} EX {tally['ex'] / n:.2f} "
+            f"rEX {tally['rex'] / n:.2f} ({answer.seconds:.1f} s)",
+        )
+
+
+def _print_ask_result(result: api.AskBenchResult, out: Path) -> None:
+    """The golds' labels, the accuracy table, what ran, and the questions lost, if any."""
     summary = result.summary
     console.print(_golds_line(result.golds), highlight=False)
     if result.ask_set.split is DataSplit.TEST:
@@ -206,7 +251,6 @@ def ask_command(
             f"[yellow]{len(summary.failures)} questions lost to infrastructure failures "
             "(not scored); rerun the same command to ask them[/]"
         )
-        raise typer.Exit(ExitCode.SESSIONS_LOST)
 
 
 @bench_app.command("ask-import")

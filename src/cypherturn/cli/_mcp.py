@@ -61,13 +61,12 @@ def mcp(
 ) -> None:
     """Serve a graph over MCP: get_schema, search_values, read_cypher (read-only), ask. No write tool."""
     try:
-        from cypherturn.mcp_server._server import build_server, serve
+        from cypherturn.mcp_server import build_server, serve
     except ImportError as e:
         raise ConfigError(
             f"the MCP server needs the mcp SDK ({e}); install it with: pip install 'cypherturn[mcp]'"
         ) from None
-    from cypherturn.mcp_server import GraphService
-    from cypherturn.mcp_server._shutdown import Shutdown
+    from cypherturn.mcp_server import GraphService, Shutdown
 
     options = model_options(model, base_url)
     # On stdio, stdout is the protocol channel: anything printed while the graph

@@ -22,10 +22,10 @@ from cypherturn.models import (
     cache_state,
     default_model_name,
     ensure_model_file,
+    get_pack,
     installed,
     resolve_model_spec,
 )
-from cypherturn.models._packs import get_pack
 
 __all__ = ["models_app"]
 

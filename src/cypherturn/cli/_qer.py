@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.progress import (
@@ -22,12 +22,32 @@ from cypherturn import api
 from cypherturn.cli._app import console
 from cypherturn.cli._exit import ExitCode
 from cypherturn.cli._options import BaseUrlOpt, ContextOpt, EngineOpt, ModelOptions, model_options
+from cypherturn.cli._qer_options import (
+    ALL_DATASETS,
+    ALL_TIERS,
+    QerBudgetOpt,
+    QerConcurrencyOpt,
+    QerDatasetsOpt,
+    QerMaxTokensOpt,
+    QerOutOpt,
+    QerPromptOpt,
+    QerQuestionDirOpt,
+    QerQuestionsOpt,
+    QerRowCapOpt,
+    QerRunsOpt,
+    QerSeedOpt,
+    QerStrategiesOpt,
+    QerTemperatureOpt,
+    QerTiersOpt,
+    QerTimeoutOpt,
+)
 from cypherturn.cli._signals import stoppable
 from cypherturn.errors import ConfigError
 from cypherturn.experiments import (
     DATASETS,
     TIERS,
     QerRunConfig,
+    QerRunSummary,
 )
 from cypherturn.records import QerEpisode
 from cypherturn.reports import ReportFormat, to_rich
@@ -73,138 +93,137 @@ def _strategies(text: str) -> list[str]:
 
 @qer_app.command("run")
 def run_command(
-    out: Annotated[
-        Path, typer.Option("--out", "-o", help="Run directory (resumed when it exists).")
-    ],
-    datasets: Annotated[
-        str, typer.Option("--datasets", help="Comma-separated: healthcare, crime, fraud.")
-    ] = ",".join(DATASETS),
-    tiers: Annotated[
-        str, typer.Option("--tiers", help="Comma-separated: easy, medium, hard.")
-    ] = ",".join(TIERS),
-    strategies: Annotated[
-        str,
-        typer.Option(
-            "--strategies",
-            help="Comma-separated: is, ras, ras+ (grounded RAS), single, or ras+:<part>+<part>.",
-        ),
-    ] = "is,ras",
-    budget: Annotated[
-        int, typer.Option("-n", "--budget", min=1, help="Budget n (RAS §4.7: 5).")
-    ] = 5,
-    runs: Annotated[
-        int,
-        typer.Option(
-            "--runs", "-r", min=1, help="Independent runs per configuration (paper: 128)."
-        ),
-    ] = 128,
-    temperature: Annotated[
-        float,
-        typer.Option("--temperature", "-t", min=0.0, help="Sampling temperature (paper: 0.9)."),
-    ] = 0.9,
-    max_tokens: Annotated[
-        int, typer.Option("--max-tokens", min=1, help="Most tokens per attempt.")
-    ] = 512,
+    ctx: typer.Context,
+    out: QerOutOpt,
+    datasets: QerDatasetsOpt = ALL_DATASETS,
+    tiers: QerTiersOpt = ALL_TIERS,
+    strategies: QerStrategiesOpt = "is,ras",
+    budget: QerBudgetOpt = 5,
+    runs: QerRunsOpt = 128,
+    temperature: QerTemperatureOpt = 0.9,
+    max_tokens: QerMaxTokensOpt = 512,
     model: ModelOptions = "default",
     base_url: BaseUrlOpt = None,
     n_ctx: ContextOpt = None,
-    prompt: Annotated[
-        str,
-        typer.Option(
-            "--prompt",
-            help="Prompt version: v1 (the paper's zero-shot GraphCypherQAChain prompt) or v2 (few-shot).",
-        ),
-    ] = PROMPT_VERSION,
-    questions: Annotated[
-        int | None,
-        typer.Option(
-            "--questions", "-q", min=1, help="Questions per dataset and tier (default: all)."
-        ),
-    ] = None,
-    question_dir: Annotated[
-        Path | None,
-        typer.Option(
-            "--question-dir", help="Folder with <dataset>.json question sets (default: packaged)."
-        ),
-    ] = None,
-    seed: Annotated[int, typer.Option("--seed", help="Experiment seed.")] = 0,
-    concurrency: Annotated[
-        int,
-        typer.Option(
-            "--concurrency",
-            "-j",
-            min=1,
-            help="Worker threads (useful for openai: endpoints; GGUF is serialised).",
-        ),
-    ] = 1,
-    timeout: Annotated[
-        float | None, typer.Option("--timeout", min=0.001, help="Per-query timeout, seconds.")
-    ] = None,
-    row_cap: Annotated[
-        int | None, typer.Option("--row-cap", min=1, help="Rows kept per query.")
-    ] = None,
+    prompt: QerPromptOpt = PROMPT_VERSION,
+    questions: QerQuestionsOpt = None,
+    question_dir: QerQuestionDirOpt = None,
+    seed: QerSeedOpt = 0,
+    concurrency: QerConcurrencyOpt = 1,
+    timeout: QerTimeoutOpt = None,
+    row_cap: QerRowCapOpt = None,
     engine: EngineOpt = None,
 ) -> None:
     """Run (or resume) the experiment; then `cypherturn qer report OUT` renders Tables 3-4, Figure 3 and EX."""
-    run = api.QerRun(
-        experiment=QerRunConfig(
-            datasets=_names(datasets, DATASETS, "dataset"),
-            tiers=_names(tiers, TIERS, "tier"),
-            strategies=_strategies(strategies),
-            model=model,
-            budget=budget,
-            runs=runs,
-            temperature=temperature,
-            max_tokens=max_tokens,
-            prompt_version=prompt,
-            seed=seed,
-            questions_per_tier=questions,
-            timeout_s=timeout,
-            row_cap=row_cap,
-        ),
-        out_dir=out,
-        model_options=model_options(model, base_url, n_ctx),
-        question_dir=question_dir,
-        engine_url=engine,
-        concurrency=concurrency,
-    )
-    columns = (
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("QER@n {task.fields[qer]}"),
-        TimeElapsedColumn(),
-        TimeRemainingColumn(),
-    )
-    failed: Counter[str] = Counter()
-    progress = Progress(*columns, console=console)
-    task: TaskID = progress.add_task("episodes", total=None, qer="-")
-    shown_strategies: list[str] = []
+    run = _qer_run(ctx.params)
+    display = _QerDisplay(runs=runs)
+    try:
+        with stoppable():  # Ctrl-C 130, SIGTERM 143 within 2 s; the same command resumes
+            summary = api.run_qer(
+                run,
+                status=console.status,
+                on_start=display.start,
+                on_episode=display.advance,
+            )
+    finally:
+        display.progress.stop()
+    _print_qer_summary(summary, out)
+    if summary.infra_failures:
+        raise typer.Exit(ExitCode.SESSIONS_LOST)
 
-    def start(config: QerRunConfig, total: int, done: int) -> None:
-        shown_strategies.extend(config.strategies)
-        progress.start()
-        progress.update(task, total=total, completed=done)
 
-    def advance(episode: QerEpisode) -> None:
+_EXPERIMENT_RENAMED = {
+    "prompt": "prompt_version",
+    "questions": "questions_per_tier",
+    "timeout": "timeout_s",
+}
+"""Options of `qer run` whose :class:`~cypherturn.experiments.QerRunConfig` field has another name."""
+
+_RUN_OPTIONS = ("out", "base_url", "n_ctx", "question_dir", "engine", "concurrency")
+"""Options of `qer run` that configure the run (:class:`~cypherturn.api.QerRun`), not the experiment."""
+
+
+def _qer_run(params: dict[str, Any]) -> api.QerRun:
+    """The run of `qer run` from its parsed parameters (``typer.Context.params``).
+
+    Every option not in :data:`_RUN_OPTIONS` is the experiment's field of its
+    name (or of its :data:`_EXPERIMENT_RENAMED` name); datasets, tiers and
+    strategies are split and checked.
+
+    Raises:
+        ConfigError: an unknown dataset or tier, no strategy, an option the model
+            does not take.
+    """
+    experiment = {
+        _EXPERIMENT_RENAMED.get(k, k): v for k, v in params.items() if k not in _RUN_OPTIONS
+    }
+    experiment.update(
+        datasets=_names(params["datasets"], DATASETS, "dataset"),
+        tiers=_names(params["tiers"], TIERS, "tier"),
+        strategies=_strategies(params["strategies"]),
+    )
+    return api.QerRun(
+        experiment=QerRunConfig(**experiment),
+        out_dir=params["out"],
+        model_options=model_options(params["model"], params["base_url"], params["n_ctx"]),
+        question_dir=params["question_dir"],
+        engine_url=params["engine"],
+        concurrency=params["concurrency"],
+    )
+
+
+_QER_COLUMNS = (
+    TextColumn("{task.description}"),
+    BarColumn(),
+    MofNCompleteColumn(),
+    TextColumn("QER@n {task.fields[qer]}"),
+    TimeElapsedColumn(),
+    TimeRemainingColumn(),
+)
+
+
+class _QerDisplay:
+    """The progress of `qer run`: episodes played and QER@n per strategy so far.
+
+    The display starts when the run knows its plan (after the question sets and
+    the model are loaded, under their own status lines).
+
+    Args:
+        runs: runs per configuration, for the description.
+    """
+
+    def __init__(self, runs: int) -> None:
+        self.progress = Progress(*_QER_COLUMNS, console=console)
+        self._task: TaskID = self.progress.add_task("episodes", total=None, qer="-")
+        self._runs = runs
+        self._failed: Counter[str] = Counter()
+        self._strategies: list[str] = []
+
+    def start(self, config: QerRunConfig, total: int, done: int) -> None:
+        """The plan is known: ``total`` episodes, ``done`` of them from an earlier run."""
+        self._strategies.extend(config.strategies)
+        self.progress.start()
+        self.progress.update(self._task, total=total, completed=done)
+
+    def advance(self, episode: QerEpisode) -> None:
+        """One episode was played."""
+        failed = self._failed
         failed[episode.strategy + ("_fail" if episode.failed_by(episode.budget) else "")] += 1
         shown = ", ".join(
             f"{s.upper()} {failed[s + '_fail'] / (failed[s] + failed[s + '_fail']):.2f}"
-            for s in shown_strategies
+            for s in self._strategies
             if failed[s] + failed[s + "_fail"]
         )
-        progress.update(
-            task,
+        self.progress.update(
+            self._task,
             advance=1,
             qer=shown,
-            description=f"{episode.dataset}/{episode.tier} run {episode.run_index + 1}/{runs}",
+            description=f"{episode.dataset}/{episode.tier} run {episode.run_index + 1}/{self._runs}",
         )
 
-    try:
-        with stoppable():  # Ctrl-C 130, SIGTERM 143 within 2 s; the same command resumes
-            summary = api.run_qer(run, status=console.status, on_start=start, on_episode=advance)
-    finally:
-        progress.stop()
+
+def _print_qer_summary(summary: QerRunSummary, out: Path) -> None:
+    """What the run did, and the episodes lost to infrastructure failures, if any."""
     console.print(
         f"{summary.ran} episodes played, {summary.skipped} already done, {summary.planned} planned "
         f"({summary.seconds:.1f} s); render the tables with: cypherturn qer report {out}",
@@ -216,7 +235,6 @@ def run_command(
             f"(not scored, listed in {out / 'infra_failures.json'}); rerun the same command to "
             "play them[/]"
         )
-        raise typer.Exit(ExitCode.SESSIONS_LOST)
 
 
 @qer_app.command("questions")

@@ -1,7 +1,6 @@
-"""Cypher text analysis: an offset-keeping tokenizer, a clause-level parser and the PSJS provenance rewrite."""
+"""Cypher text analysis: an offset-keeping tokenizer, a scanner, a clause-level parser and the PSJS provenance rewrite."""
 
 from cypherturn.cypher._parse import (
-    AGGREGATE_FUNCTIONS,
     Clause,
     MatchClause,
     OtherClause,
@@ -24,13 +23,46 @@ from cypherturn.cypher._provenance import (
     rewrite_for_provenance,
 )
 from cypherturn.cypher._runaway import runaway_projection_end
+from cypherturn.cypher._scan import (
+    AGGREGATE_FUNCTIONS,
+    BOOLEAN_WORDS,
+    CLAUSE_KEYWORDS,
+    CLAUSE_STARTS,
+    EXPRESSION_CLAUSES,
+    EXPRESSION_KEYWORDS,
+    READ_CLAUSES,
+    READING_KEYWORDS,
+    RESERVED_WORDS,
+    WRITE_CLAUSES,
+    ClauseKeyword,
+    ClauseRole,
+    bracket_depths,
+    clause_before,
+    enclosing_brackets,
+    in_top_level_where,
+    keyword_at,
+    predicate_bounds,
+    token_at,
+    where_of,
+)
 from cypherturn.cypher._tokens import Token, TokenKind, tokenize, unescape_markdown
 
 __all__ = [
     "AGGREGATE_FUNCTIONS",
+    "BOOLEAN_WORDS",
+    "CLAUSE_KEYWORDS",
+    "CLAUSE_STARTS",
+    "EXPRESSION_CLAUSES",
+    "EXPRESSION_KEYWORDS",
     "PROVENANCE_COLUMN",
     "PROVENANCE_PREFIX",
+    "READING_KEYWORDS",
+    "READ_CLAUSES",
+    "RESERVED_WORDS",
+    "WRITE_CLAUSES",
     "Clause",
+    "ClauseKeyword",
+    "ClauseRole",
     "MatchClause",
     "OtherClause",
     "OutputOrder",
@@ -44,11 +76,19 @@ __all__ = [
     "SortItem",
     "Token",
     "TokenKind",
+    "bracket_depths",
+    "clause_before",
     "decode_provenance",
+    "enclosing_brackets",
+    "in_top_level_where",
+    "keyword_at",
     "output_order",
     "parse_query",
+    "predicate_bounds",
     "rewrite_for_provenance",
     "runaway_projection_end",
+    "token_at",
     "tokenize",
     "unescape_markdown",
+    "where_of",
 ]

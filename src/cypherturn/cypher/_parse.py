@@ -13,11 +13,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from cypherturn.cypher._tokens import OPENERS, Token, TokenKind, tokenize
+from cypherturn.cypher._scan import (
+    AGGREGATE_FUNCTIONS,
+    CLAUSE_STARTS,
+    RESERVED_WORDS,
+    WRITE_CLAUSES,
+    bracket_depths,
+)
+from cypherturn.cypher._tokens import Token, TokenKind, tokenize
 from cypherturn.errors import CypherParseError
 
 __all__ = [
-    "AGGREGATE_FUNCTIONS",
     "Clause",
     "MatchClause",
     "OtherClause",
@@ -30,26 +36,6 @@ __all__ = [
     "SortItem",
     "parse_query",
 ]
-
-AGGREGATE_FUNCTIONS = frozenset(
-    {"count", "sum", "avg", "min", "max", "collect", "stdev", "stdevp", "percentilecont",
-     "percentiledisc"}
-)  # fmt: skip
-"""Lower-cased names of the openCypher aggregating functions."""
-
-_CLAUSE_WORDS = frozenset(
-    {"MATCH", "OPTIONAL", "WITH", "RETURN", "UNWIND", "CALL", "CREATE", "MERGE", "SET",
-     "DELETE", "DETACH", "REMOVE", "FOREACH", "LOAD", "USE"}
-)  # fmt: skip
-WRITE_CLAUSES = frozenset({"CREATE", "MERGE", "SET", "DELETE", "DETACH", "REMOVE", "FOREACH"})
-"""Clause keywords that write; a read-only engine refuses them."""
-
-# Words that cannot name a variable, so a sort key made of them references nothing.
-_EXPRESSION_WORDS = frozenset(
-    {"AND", "OR", "XOR", "NOT", "IN", "IS", "NULL", "TRUE", "FALSE", "CASE", "WHEN", "THEN",
-     "ELSE", "END", "STARTS", "ENDS", "WITH", "CONTAINS", "DISTINCT", "ASC", "DESC",
-     "ASCENDING", "DESCENDING"}
-)  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -249,34 +235,6 @@ class ParsedQuery:
         return any(isinstance(c, OtherClause) and c.writes for p in self.parts for c in p.clauses)
 
 
-def bracket_depths(tokens: list[Token], *, open_at_end: bool = False) -> list[int]:
-    """Bracket depth before each token.
-
-    Args:
-        tokens: the query's tokens.
-        open_at_end: allow brackets still open at the end (a query cut off).
-
-    Raises:
-        CypherParseError: a closer that matches no opener, or (unless
-            ``open_at_end``) an opener never closed.
-    """
-    stack: list[str] = []
-    depths: list[int] = []
-    for tok in tokens:
-        depths.append(len(stack))
-        if tok.kind is not TokenKind.PUNCT:
-            continue
-        if tok.text in OPENERS:
-            stack.append(OPENERS[tok.text])
-        elif tok.text in (")", "]", "}"):
-            if not stack or stack[-1] != tok.text:
-                raise CypherParseError(f"unbalanced {tok.text!r} at offset {tok.start}")
-            stack.pop()
-    if stack and not open_at_end:
-        raise CypherParseError(f"missing {stack[-1]!r} at the end of the query")
-    return depths
-
-
 def _split_top(tokens: list[Token], depths: list[int], lo: int, hi: int) -> list[tuple[int, int]]:
     """Index ranges of ``tokens[lo:hi]`` separated by depth-0 commas."""
     ranges: list[tuple[int, int]] = []
@@ -309,7 +267,7 @@ def _is_variable_at(tokens: list[Token], i: int, hi: int) -> bool:
     tok = tokens[i]
     if tok.kind not in (TokenKind.NAME, TokenKind.QUOTED_NAME):
         return False
-    if tok.kind is TokenKind.NAME and tok.upper in _EXPRESSION_WORDS:
+    if tok.kind is TokenKind.NAME and tok.upper in RESERVED_WORDS:
         return False
     if i > 0 and tokens[i - 1].is_punct(".", ":"):
         return False
@@ -317,9 +275,9 @@ def _is_variable_at(tokens: list[Token], i: int, hi: int) -> bool:
 
 
 class _Parser:
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, tokens: list[Token] | None = None) -> None:
         self.text = text
-        self.tokens = tokenize(text)
+        self.tokens = tokenize(text) if tokens is None else tokens
         self.depths = bracket_depths(self.tokens)
 
     def src(self, lo: int, hi: int) -> str:
@@ -330,7 +288,7 @@ class _Parser:
 
     def is_clause_start(self, i: int) -> bool:
         tok = self.tokens[i]
-        if self.depths[i] != 0 or tok.kind is not TokenKind.NAME or tok.upper not in _CLAUSE_WORDS:
+        if self.depths[i] != 0 or tok.kind is not TokenKind.NAME or tok.upper not in CLAUSE_STARTS:
             return False
         prev = self.tokens[i - 1] if i > 0 else None
         if prev is not None and (prev.is_punct(".") or prev.is_name("AS", "ON", "STARTS", "ENDS")):
@@ -614,11 +572,12 @@ class _Parser:
         return SortItem(self.src(a, b), _normalized(tokens, a, b), descending, references)
 
 
-def parse_query(query: str) -> ParsedQuery:
+def parse_query(query: str, *, tokens: list[Token] | None = None) -> ParsedQuery:
     """Parse a Cypher query down to clauses, pattern parts and projection items.
 
     Args:
         query: the Cypher text (a trailing ``;`` is allowed).
+        tokens: ``tokenize(query)``, when the caller has it already.
 
     Returns:
         The :class:`ParsedQuery`, every element carrying source offsets.
@@ -627,4 +586,4 @@ def parse_query(query: str) -> ParsedQuery:
         CypherParseError: the text does not tokenize, its brackets do not
             balance, or it does not start each UNION branch with a clause.
     """
-    return _Parser(query).parse()
+    return _Parser(query, tokens).parse()

@@ -3,7 +3,7 @@
 PSJS (provenance subgraph Jaccard similarity, CypherBench §4) compares the sets of
 nodes and relationships that two queries' MATCH patterns bind. The rewrite here
 makes one query return both its own result and that set, so a single execution
-serves EX and PSJS (issue 4, item 11):
+serves EX and PSJS (docs/design/psjs-rewrite.md):
 
 * every node and relationship pattern of every MATCH that has no variable gets a
   fresh one (``(:City)`` -> ``(__psjs_n0:City)``, ``-->`` -> ``-[__psjs_r1]->``);

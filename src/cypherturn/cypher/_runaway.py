@@ -3,21 +3,17 @@
 Small models that list columns sometimes never stop: Qwen2.5-Coder-1.5B wrote
 ``RETURN i.name AS invoice_name, i.due_date AS due_date, ..., i.is_insured AS is_insured,
 i.gold_value AS gold_value, i.is_insured AS is_insured, ...`` until the 512-token cap, in
-3 of 498 guided actions and 8 of 635 agentic ones (issue 16). Everything before the
+3 of 498 guided actions and 8 of 635 agentic ones (docs/design/ask-benchmark.md). Everything before the
 first item it wrote a second time is a query; what follows repeats it.
 """
 
 from __future__ import annotations
 
-from cypherturn.cypher._parse import bracket_depths
+from cypherturn.cypher._scan import READING_KEYWORDS, bracket_depths
 from cypherturn.cypher._tokens import tokenize
 from cypherturn.errors import CypherParseError
 
 __all__ = ["runaway_projection_end"]
-
-_CLAUSES = (
-    "MATCH", "OPTIONAL", "WHERE", "WITH", "RETURN", "UNWIND", "ORDER", "SKIP", "LIMIT", "UNION", "CALL",
-)  # fmt: skip
 
 
 def runaway_projection_end(query: str) -> int | None:
@@ -49,7 +45,7 @@ def runaway_projection_end(query: str) -> int | None:
         i
         for i, tok in enumerate(tokens)
         if depths[i] == 0
-        and tok.is_name(*_CLAUSES)
+        and tok.is_name(*READING_KEYWORDS)
         and not (tok.is_name("WITH") and i and tokens[i - 1].is_name("STARTS", "ENDS"))
     ]
     if not clauses or not tokens[clauses[-1]].is_name("RETURN"):

@@ -8,7 +8,7 @@ literals (single and double quoted, backslash escapes), backtick-quoted names
 (with doubled backticks), ``//`` and ``/* */`` comments and parameters, and
 leaves whitespace and comments out of the token stream.
 
-One tokenizer serves every reader of Cypher text (issue 13): the PSJS rewrite
+One tokenizer serves every reader of Cypher text (docs/design/architecture.md): the PSJS rewrite
 and the clause parser use the strict mode, which refuses text that is not
 Cypher; the read-only guard (:mod:`cypherturn.graph._guard`) and the answer
 extractor (:mod:`cypherturn.strategies._extract`) use the lenient mode, which

@@ -1,4 +1,6 @@
-"""Answer accuracy of a QER run: EX and relaxed EX of each episode's final query (issue 11, §4).
+"""Answer accuracy of a QER run: EX and relaxed EX of each episode's final query.
+
+The rules: docs/design/metrics.md, "Answer accuracy of the RAS experiment".
 
 QER (RAS eq. 4) counts queries that fail to execute; a query that runs can
 still answer another question. This module scores the final query of every

@@ -19,6 +19,7 @@ strategies are compared on the same draws (RAS §4.6).
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -180,6 +181,35 @@ class _Task:
     check: GoldCheck
     gold: QueryResult
 
+    def key(self, config: AskRunConfig) -> tuple[str, str, int, str, str]:
+        """The key of this task's answer under ``config`` (:attr:`AskAnswer.key`)."""
+        return (self.model.spec, self.strategy, config.budget, config.prompt, self.item.id)
+
+    def failure(self, error: ModelError | EngineConnectionError) -> AskFailure:
+        """The record of this question lost to an infrastructure failure."""
+        return AskFailure(
+            model=self.model.spec,
+            strategy=self.strategy,
+            question_id=self.item.id,
+            error=str(error),
+        )
+
+
+def _play(
+    task: _Task,
+    *,
+    config: AskRunConfig,
+    ask_set: AskSet,
+    engines: Mapping[str, GraphEngine],
+    contexts: dict[tuple[str, str], tuple[str, list[FewShotExample]]],
+) -> AskAnswer:
+    """Ask and score one task; the schema context is built once per (graph, strategy) in ``contexts``."""
+    engine = engines[task.item.graph]
+    key = (task.item.graph, task.strategy)
+    if key not in contexts:
+        contexts[key] = schema_context(get_strategy(task.strategy), engine)
+    return _score(task, config, ask_set, engine, contexts[key])
+
 
 def _score(
     task: _Task,
@@ -249,6 +279,30 @@ def _score(
     )
 
 
+def _check_inputs(
+    config: AskRunConfig,
+    ask_set: AskSet,
+    golds: Sequence[tuple[GoldCheck, QueryResult | None]],
+    strategies: Sequence[str],
+    engines: Mapping[str, GraphEngine],
+) -> None:
+    """Refuse a run whose inputs do not fit together (see :func:`run_ask_benchmark`).
+
+    Raises:
+        ConfigError: a set that is not the configuration's, a gold check count
+            that is not the set's, an unknown strategy, or a graph without an engine.
+    """
+    if ask_set.digest != config.digest or ask_set.split is not config.split:
+        raise ConfigError("the question set is not the one the configuration names")
+    if len(golds) != len(ask_set.items):
+        raise ConfigError(f"{len(golds)} gold checks for {len(ask_set.items)} questions")
+    for strategy in strategies:
+        get_strategy(strategy)
+    missing = sorted({i.graph for i in ask_set.items} - set(engines))
+    if missing:
+        raise ConfigError(f"no engine for graph(s): {', '.join(missing)}")
+
+
 def run_ask_benchmark(
     config: AskRunConfig,
     ask_set: AskSet,
@@ -283,15 +337,7 @@ def run_ask_benchmark(
             configuration's, an unknown strategy, or a graph without an engine.
         DatasetError: a malformed ``ask.json`` or ``answers.jsonl``.
     """
-    if ask_set.digest != config.digest or ask_set.split is not config.split:
-        raise ConfigError("the question set is not the one the configuration names")
-    if len(golds) != len(ask_set.items):
-        raise ConfigError(f"{len(golds)} gold checks for {len(ask_set.items)} questions")
-    for strategy in strategies:
-        get_strategy(strategy)
-    missing = sorted({i.graph for i in ask_set.items} - set(engines))
-    if missing:
-        raise ConfigError(f"no engine for graph(s): {', '.join(missing)}")
+    _check_inputs(config, ask_set, golds, strategies, engines)
     started = time.perf_counter()
     open_run_dir(
         out_dir, ASK_CONFIG_FILE, config, what="ask run configuration", started_by=(ANSWERS_FILE,)
@@ -305,21 +351,10 @@ def run_ask_benchmark(
         for item, (check, gold) in zip(ask_set.items, golds, strict=True)
         if gold is not None
     ]
-    todo = [
-        t
-        for t in tasks
-        if (t.model.spec, t.strategy, config.budget, config.prompt, t.item.id) not in done
-    ]
+    todo = [t for t in tasks if t.key(config) not in done]
     if on_start is not None:
         on_start(len(tasks), len(tasks) - len(todo))
-    contexts: dict[tuple[str, str], tuple[str, list[FewShotExample]]] = {}
-
-    def play(task: _Task) -> AskAnswer:
-        engine = engines[task.item.graph]
-        key = (task.item.graph, task.strategy)
-        if key not in contexts:
-            contexts[key] = schema_context(get_strategy(task.strategy), engine)
-        return _score(task, config, ask_set, engine, contexts[key])
+    play = functools.partial(_play, config=config, ask_set=ask_set, engines=engines, contexts={})
 
     ran = 0
     failures: list[AskFailure] = []
@@ -333,14 +368,7 @@ def run_ask_benchmark(
                 on_answer(answer)
 
         def failed(task: _Task, error: ModelError | EngineConnectionError) -> None:
-            failures.append(
-                AskFailure(
-                    model=task.model.spec,
-                    strategy=task.strategy,
-                    question_id=task.item.id,
-                    error=str(error),
-                )
-            )
+            failures.append(task.failure(error))
 
         run_batch(todo, play, on_done=write, on_failed=failed, name="ask")
     return AskRunSummary(

@@ -25,8 +25,8 @@ engine. Before any model sees a question, :func:`check_golds` labels each gold
 * **kept** otherwise.
 
 The labels are made from the gold, the schema and the engine alone: no rule
-here reads a question's wording (issue 38: nothing in src/ is written from an
-evaluation question).
+here reads a question's wording (nothing in src/ is written from an evaluation
+question: docs/design/ask-benchmark.md, "Which data is which").
 """
 
 from __future__ import annotations

@@ -1,10 +1,10 @@
 """The `ask` accuracy set: plain-language questions with gold Cypher over POLE, Healthcare and Fraud.
 
-Issue 11, part 4: questions written the way people ask them (lower case, plurals,
-synonyms such as "women" for a gender stored as ``'F'``), not in the template
-wording of the RAS experiment's sets, so that answer accuracy (EX, relaxed EX) of
-``cypherturn ask`` can be measured per model and strategy
-(``cypherturn bench ask ask-dev``).
+Questions written the way people ask them (lower case, plurals, synonyms such
+as "women" for a gender stored as ``'F'``), not in the template wording of the
+RAS experiment's sets, so that answer accuracy (EX, relaxed EX) of ``cypherturn
+ask`` can be measured per model and strategy (``cypherturn bench ask ask-dev``;
+docs/design/ask-benchmark.md).
 
 One versioned YAML file per dataset, ``experiments/data/ask/<dataset>.yaml``::
 

@@ -1,4 +1,6 @@
-"""Gold queries of the RAS experiment's questions, derived at scoring time (issue 11, §4).
+"""Gold queries of the RAS experiment's questions, derived at scoring time.
+
+Why and how: docs/design/metrics.md, "Answer accuracy of the RAS experiment".
 
 The question sets carry no gold (their JSON feeds :func:`question_set_digest`,
 which binds run directories), so the gold of a question is derived from what it

@@ -1,9 +1,9 @@
 """Template question generator: schema-shaped templates filled with values sampled from the graph.
 
 The RAS paper generates questions "conditioned on the graph schema and
-representative subgraph samples" (§4.3). Here each template is a question
-pattern over the dataset's schema plus a ``MATCH`` pattern (the subgraph shape
-the question is about); the generator samples value tuples from the instances
+representative subgraph samples" (§4.3). Here each template (package data,
+``experiments/data/templates.yaml``) is a question pattern over the dataset's
+schema plus a ``MATCH`` pattern (the subgraph shape the question is about); the generator samples value tuples from the instances
 of that pattern in the loaded graph, so every value a question names exists
 there, and stores a check query that proves it (see :func:`validate_question_set`).
 """
@@ -13,7 +13,11 @@ from __future__ import annotations
 import logging
 import random
 from dataclasses import dataclass
+from importlib import resources
 
+import yaml
+
+from cypherturn.errors import DatasetError
 from cypherturn.experiments._questions import (
     QUESTION_SET_SCHEMA_VERSION,
     TIERS,
@@ -145,494 +149,40 @@ class QuestionTemplate:
         return f"{self.match} WITH {exprs} WHERE {cond} RETURN count(*) AS matches"
 
 
-def _t(
-    dataset: str, tier: str, tid: str, text: str, match: str, *, gold: str, **values: str
-) -> QuestionTemplate:
-    return QuestionTemplate(tid, dataset, tier, text, match, tuple(values.items()), gold)
+_TEMPLATE_FIELDS = ("id", "dataset", "tier", "text", "match", "values", "gold")
 
 
-TEMPLATES: tuple[QuestionTemplate, ...] = (
-    # Crime (POLE): easy
-    _t(
-        "crime",
-        "easy",
-        "ce1",
-        "List the crimes of type {type} and return their ids and dates.",
-        "MATCH (c:Crime)",
-        gold="MATCH (c:Crime) WHERE c.type = $type RETURN c.id AS id, c.date AS date",
-        type="c.type",
-    ),
-    _t(
-        "crime",
-        "easy",
-        "ce2",
-        "What is the age of the person named {name} {surname}?",
-        "MATCH (p:Person)",
-        gold="MATCH (p:Person) WHERE p.name = $name AND p.surname = $surname RETURN p.age AS age",
-        name="p.name",
-        surname="p.surname",
-    ),
-    _t(
-        "crime",
-        "easy",
-        "ce3",
-        "List the vehicles made by {make} with their registration numbers and years.",
-        "MATCH (v:Vehicle)",
-        gold="MATCH (v:Vehicle) WHERE v.make = $make RETURN v.reg AS reg, v.year AS year",
-        make="v.make",
-    ),
-    _t(
-        "crime",
-        "easy",
-        "ce4",
-        "Which crimes have the last outcome '{outcome}'? Return their ids and types.",
-        "MATCH (c:Crime)",
-        gold="MATCH (c:Crime) WHERE c.last_outcome = $outcome RETURN c.id AS id, c.type AS type",
-        outcome="c.last_outcome",
-    ),
-    # Crime: medium
-    _t(
-        "crime",
-        "medium",
-        "cm1",
-        "Find the people who were party to crimes of type {type} and return their names and the crime ids.",
-        "MATCH (:Person)-[:PARTY_TO]->(c:Crime)",
-        gold=(
-            "MATCH (p:Person)-[:PARTY_TO]->(c:Crime) "
-            "WHERE c.type = $type "
-            "RETURN p.name AS name, p.surname AS surname, c.id AS crime_id"
-        ),
-        type="c.type",
-    ),
-    _t(
-        "crime",
-        "medium",
-        "cm2",
-        "Which crimes occurred at {address}, and which officers investigated them?",
-        "MATCH (o:Officer)<-[:INVESTIGATED_BY]-(c:Crime)-[:OCCURRED_AT]->(l:Location)",
-        gold=(
-            "MATCH (o:Officer)<-[:INVESTIGATED_BY]-(c:Crime)-[:OCCURRED_AT]->(l:Location) "
-            "WHERE l.address = $address "
-            "RETURN c.id AS crime_id, o.name AS officer_name, o.surname AS officer_surname"
-        ),
-        address="l.address",
-    ),
-    _t(
-        "crime",
-        "medium",
-        "cm3",
-        "Which crimes were investigated by officer {name} {surname}? Return the crime types and dates.",
-        "MATCH (c:Crime)-[:INVESTIGATED_BY]->(o:Officer)",
-        gold=(
-            "MATCH (c:Crime)-[:INVESTIGATED_BY]->(o:Officer) "
-            "WHERE o.name = $name AND o.surname = $surname "
-            "RETURN c.type AS type, c.date AS date"
-        ),
-        name="o.name",
-        surname="o.surname",
-    ),
-    _t(
-        "crime",
-        "medium",
-        "cm4",
-        "List the people whose current address has postcode {postcode}, with their phone numbers.",
-        "MATCH (ph:Phone)<-[:HAS_PHONE]-(p:Person)-[:CURRENT_ADDRESS]->(l:Location)",
-        gold=(
-            "MATCH (p:Person)-[:CURRENT_ADDRESS]->(l:Location) "
-            "WHERE l.postcode = $postcode "
-            "OPTIONAL MATCH (p)-[:HAS_PHONE]->(ph:Phone) "
-            "RETURN p.name AS name, p.surname AS surname, ph.phoneNo AS phone"
-        ),
-        postcode="l.postcode",
-    ),
-    # Crime: hard
-    _t(
-        "crime",
-        "hard",
-        "ch1",
-        "Which people, not party to any crime themselves, know someone who was party to a crime of "
-        "type {type}? Return each person and how many such acquaintances they have.",
-        "MATCH (p:Person)-[:KNOWS]-(f:Person)-[:PARTY_TO]->(c:Crime) WHERE NOT (p)-[:PARTY_TO]->(:Crime)",
-        gold=(
-            "MATCH (p:Person)-[:KNOWS]-(f:Person)-[:PARTY_TO]->(c:Crime) "
-            "WHERE c.type = $type AND NOT (p)-[:PARTY_TO]->(:Crime) "
-            "WITH p, count(DISTINCT f) AS acquaintances "
-            "RETURN p.name AS name, p.surname AS surname, acquaintances"
-        ),
-        type="c.type",
-    ),
-    _t(
-        "crime",
-        "hard",
-        "ch2",
-        "Find pairs of people who know each other, both party to some crime, where the first was "
-        "party to a crime of type {type}; return both names and how many crimes each was party to.",
-        "MATCH (p:Person)-[:KNOWS]-(q:Person), (p)-[:PARTY_TO]->(c:Crime), (q)-[:PARTY_TO]->(:Crime)",
-        gold=(
-            "MATCH (p:Person)-[:KNOWS]-(q:Person) "
-            "WHERE p <> q AND (p)-[:PARTY_TO]->(:Crime {type: $type}) AND (q)-[:PARTY_TO]->(:Crime) "
-            "WITH DISTINCT p, q "
-            "MATCH (p)-[:PARTY_TO]->(pc:Crime) "
-            "WITH p, q, count(DISTINCT pc) AS crimes "
-            "MATCH (q)-[:PARTY_TO]->(qc:Crime) "
-            "RETURN p.name AS name, p.surname AS surname, q.name AS other_name, q.surname AS other_surname, crimes, count(DISTINCT qc) AS other_crimes"
-        ),
-        type="c.type",
-    ),
-    _t(
-        "crime",
-        "hard",
-        "ch3",
-        "For each officer of rank {rank}, count the investigated crimes whose last outcome is "
-        "'{outcome}', and return only the officers with more than one such crime.",
-        "MATCH (c:Crime)-[:INVESTIGATED_BY]->(o:Officer)",
-        gold=(
-            "MATCH (c:Crime)-[:INVESTIGATED_BY]->(o:Officer) "
-            "WHERE o.rank = $rank AND c.last_outcome = $outcome "
-            "WITH o, count(DISTINCT c) AS crimes "
-            "WHERE crimes > 1 "
-            "RETURN o.name AS name, o.surname AS surname, crimes"
-        ),
-        rank="o.rank",
-        outcome="c.last_outcome",
-    ),
-    _t(
-        "crime",
-        "hard",
-        "ch4",
-        "Which people have a family relationship with someone living at {address} who was party to "
-        "a crime? Return the people, their relatives and the crime types.",
-        "MATCH (p:Person)-[:FAMILY_REL]-(q:Person)-[:CURRENT_ADDRESS]->(l:Location), (q)-[:PARTY_TO]->(:Crime)",
-        gold=(
-            "MATCH (p:Person)-[:FAMILY_REL]-(q:Person)-[:CURRENT_ADDRESS]->(l:Location), (q)-[:PARTY_TO]->(c:Crime) "
-            "WHERE l.address = $address AND p <> q "
-            "RETURN DISTINCT p.name AS name, p.surname AS surname, q.name AS relative_name, q.surname AS relative_surname, c.type AS crime_type"
-        ),
-        address="l.address",
-    ),
-    # Healthcare (FAERS): easy
-    _t(
-        "healthcare",
-        "easy",
-        "he1",
-        "Find the cases reported by a reporter whose occupation is {occupation} and return their primary ids.",
-        "MATCH (c:Case)",
-        gold=(
-            "MATCH (c:Case) "
-            "WHERE c.reporterOccupation = $occupation "
-            "RETURN c.primaryid AS primaryid"
-        ),
-        occupation="c.reporterOccupation",
-    ),
-    _t(
-        "healthcare",
-        "easy",
-        "he2",
-        "What is the primary substance of the drug {name}?",
-        "MATCH (d:Drug)",
-        gold="MATCH (d:Drug) WHERE d.name = $name RETURN d.primarySubstabce AS primary_substance",
-        name="d.name",
-    ),
-    _t(
-        "healthcare",
-        "easy",
-        "he3",
-        "What does the outcome code {code} stand for?",
-        "MATCH (o:Outcome)",
-        gold="MATCH (o:Outcome) WHERE o.code = $code RETURN o.outcome AS outcome",
-        code="o.code",
-    ),
-    _t(
-        "healthcare",
-        "easy",
-        "he4",
-        "List the cases with age unit {unit} and gender {gender}, with their ages.",
-        "MATCH (c:Case)",
-        gold=(
-            "MATCH (c:Case) "
-            "WHERE c.ageUnit = $unit AND c.gender = $gender "
-            "RETURN c.primaryid AS primaryid, c.age AS age"
-        ),
-        unit="c.ageUnit",
-        gender="c.gender",
-    ),
-    # Healthcare: medium
-    _t(
-        "healthcare",
-        "medium",
-        "hm1",
-        "Which reactions were reported in cases where {name} was the primary suspect drug?",
-        "MATCH (r:Reaction)<-[:HAS_REACTION]-(c:Case)-[:IS_PRIMARY_SUSPECT]->(d:Drug)",
-        gold=(
-            "MATCH (r:Reaction)<-[:HAS_REACTION]-(c:Case)-[:IS_PRIMARY_SUSPECT]->(d:Drug) "
-            "WHERE d.name = $name "
-            "RETURN DISTINCT r.description AS reaction"
-        ),
-        name="d.name",
-    ),
-    _t(
-        "healthcare",
-        "medium",
-        "hm2",
-        "Which drugs were primary suspects in the cases registered by manufacturer {manufacturer}?",
-        "MATCH (m:Manufacturer)-[:REGISTERED]->(:Case)-[:IS_PRIMARY_SUSPECT]->(:Drug)",
-        gold=(
-            "MATCH (m:Manufacturer)-[:REGISTERED]->(:Case)-[:IS_PRIMARY_SUSPECT]->(d:Drug) "
-            "WHERE m.manufacturerName = $manufacturer "
-            "RETURN DISTINCT d.name AS drug"
-        ),
-        manufacturer="m.manufacturerName",
-    ),
-    _t(
-        "healthcare",
-        "medium",
-        "hm3",
-        "List the cases in age group {group} that resulted in the outcome '{outcome}'.",
-        "MATCH (a:AgeGroup)<-[:FALLS_UNDER]-(c:Case)-[:RESULTED_IN]->(o:Outcome)",
-        gold=(
-            "MATCH (a:AgeGroup)<-[:FALLS_UNDER]-(c:Case)-[:RESULTED_IN]->(o:Outcome) "
-            "WHERE a.ageGroup = $group AND o.outcome = $outcome "
-            "RETURN DISTINCT c.primaryid AS primaryid"
-        ),
-        group="a.ageGroup",
-        outcome="o.outcome",
-    ),
-    _t(
-        "healthcare",
-        "medium",
-        "hm4",
-        "Which report sources reported cases with the reaction '{reaction}'?",
-        "MATCH (s:ReportSource)<-[:REPORTED_BY]-(:Case)-[:HAS_REACTION]->(x:Reaction)",
-        gold=(
-            "MATCH (s:ReportSource)<-[:REPORTED_BY]-(:Case)-[:HAS_REACTION]->(x:Reaction) "
-            "WHERE x.description = $reaction "
-            "RETURN DISTINCT s.name AS report_source"
-        ),
-        reaction="x.description",
-    ),
-    # Healthcare: hard
-    _t(
-        "healthcare",
-        "hard",
-        "hh1",
-        "Which pairs of drugs appear in the same case reporting the reaction '{reaction}', one as "
-        "primary suspect and the other as concomitant? Return both drugs and the number of such cases.",
-        "MATCH (d1:Drug)<-[:IS_PRIMARY_SUSPECT]-(c:Case)-[:IS_CONCOMITANT]->(d2:Drug), (c)-[:HAS_REACTION]->(r:Reaction)",
-        gold=(
-            "MATCH (d1:Drug)<-[:IS_PRIMARY_SUSPECT]-(c:Case)-[:IS_CONCOMITANT]->(d2:Drug), (c)-[:HAS_REACTION]->(r:Reaction) "
-            "WHERE r.description = $reaction AND d1 <> d2 "
-            "RETURN d1.name AS primary_suspect, d2.name AS concomitant, count(DISTINCT c) AS cases"
-        ),
-        reaction="r.description",
-    ),
-    _t(
-        "healthcare",
-        "hard",
-        "hh2",
-        "For manufacturer {manufacturer}, count the registered cases per outcome and return only "
-        "the outcomes with more than one case.",
-        "MATCH (m:Manufacturer)-[:REGISTERED]->(:Case)-[:RESULTED_IN]->(:Outcome)",
-        gold=(
-            "MATCH (m:Manufacturer)-[:REGISTERED]->(c:Case)-[:RESULTED_IN]->(o:Outcome) "
-            "WHERE m.manufacturerName = $manufacturer "
-            "WITH o, count(DISTINCT c) AS cases "
-            "WHERE cases > 1 "
-            "RETURN o.outcome AS outcome, cases"
-        ),
-        manufacturer="m.manufacturerName",
-    ),
-    _t(
-        "healthcare",
-        "hard",
-        "hh3",
-        "Which drugs were primary suspects in more than one case that also listed {name} as a "
-        "concomitant drug? Return the drugs and the number of shared cases.",
-        "MATCH (d:Drug)<-[:IS_CONCOMITANT]-(c:Case)-[:IS_PRIMARY_SUSPECT]->(:Drug)",
-        gold=(
-            "MATCH (d:Drug)<-[:IS_CONCOMITANT]-(c:Case)-[:IS_PRIMARY_SUSPECT]->(p:Drug) "
-            "WHERE d.name = $name "
-            "WITH p, count(DISTINCT c) AS cases "
-            "WHERE cases > 1 "
-            "RETURN p.name AS drug, cases"
-        ),
-        name="d.name",
-    ),
-    _t(
-        "healthcare",
-        "hard",
-        "hh4",
-        "Which manufacturers registered cases in age group {group} whose reactions were also "
-        "reported in cases of another manufacturer? Return each manufacturer and the number of shared reactions.",
-        "MATCH (m:Manufacturer)-[:REGISTERED]->(c:Case)-[:FALLS_UNDER]->(a:AgeGroup), (c)-[:HAS_REACTION]->(:Reaction)",
-        gold=(
-            "MATCH (m:Manufacturer)-[:REGISTERED]->(c:Case)-[:FALLS_UNDER]->(a:AgeGroup), (c)-[:HAS_REACTION]->(r:Reaction) "
-            "WHERE a.ageGroup = $group "
-            "WITH DISTINCT m, r "
-            "MATCH (other:Manufacturer)-[:REGISTERED]->(:Case)-[:HAS_REACTION]->(r) "
-            "WHERE other <> m "
-            "WITH m, count(DISTINCT r) AS shared_reactions "
-            "RETURN m.manufacturerName AS manufacturer, shared_reactions"
-        ),
-        group="a.ageGroup",
-    ),
-    # Fraud (PaySim-style): easy
-    _t(
-        "fraud",
-        "easy",
-        "fe1",
-        "List the transfers of at least {amount} and return their ids and amounts.",
-        "MATCH (t:Transfer)",
-        gold="MATCH (t:Transfer) WHERE t.amount >= $amount RETURN t.id AS id, t.amount AS amount",
-        amount="toInteger(floor(t.amount))",
-    ),
-    _t(
-        "fraud",
-        "easy",
-        "fe2",
-        "What is the id of the client named {name}?",
-        "MATCH (c:Client)",
-        gold="MATCH (c:Client) WHERE c.name = $name RETURN c.id AS id",
-        name="c.name",
-    ),
-    _t(
-        "fraud",
-        "easy",
-        "fe3",
-        "Is the merchant {name} flagged as high risk?",
-        "MATCH (m:Merchant)",
-        gold="MATCH (m:Merchant) WHERE m.name = $name RETURN m.highRisk AS high_risk",
-        name="m.name",
-    ),
-    _t(
-        "fraud",
-        "easy",
-        "fe4",
-        "List the payments made at step {step} with their ids and amounts.",
-        "MATCH (p:Payment)",
-        gold="MATCH (p:Payment) WHERE p.step = $step RETURN p.id AS id, p.amount AS amount",
-        step="p.step",
-    ),
-    # Fraud: medium
-    _t(
-        "fraud",
-        "medium",
-        "fm1",
-        "Which merchants received payments from the client {name}? Return the merchant names and amounts.",
-        "MATCH (c:Client)-[:PERFORMED]->(:Payment)-[:TO]->(:Merchant)",
-        gold=(
-            "MATCH (c:Client)-[:PERFORMED]->(p:Payment)-[:TO]->(m:Merchant) "
-            "WHERE c.name = $name "
-            "RETURN m.name AS merchant, p.amount AS amount"
-        ),
-        name="c.name",
-    ),
-    _t(
-        "fraud",
-        "medium",
-        "fm2",
-        "Which clients performed a transfer to the mule {name}? Return the clients and the amounts.",
-        "MATCH (:Client)-[:PERFORMED]->(:Transfer)-[:TO]->(m:Mule)",
-        gold=(
-            "MATCH (c:Client)-[:PERFORMED]->(t:Transfer)-[:TO]->(m:Mule) "
-            "WHERE m.name = $name "
-            "RETURN c.name AS client, t.amount AS amount"
-        ),
-        name="m.name",
-    ),
-    _t(
-        "fraud",
-        "medium",
-        "fm3",
-        "Which banks received debits from the client {name}, and what is the total amount per bank?",
-        "MATCH (c:Client)-[:PERFORMED]->(:Debit)-[:TO]->(:Bank)",
-        gold=(
-            "MATCH (c:Client)-[:PERFORMED]->(d:Debit)-[:TO]->(b:Bank) "
-            "WHERE c.name = $name "
-            "RETURN b.name AS bank, sum(d.amount) AS total_amount"
-        ),
-        name="c.name",
-    ),
-    _t(
-        "fraud",
-        "medium",
-        "fm4",
-        "What email address and phone number does the client {name} use?",
-        "MATCH (e:Email)<-[:HAS_EMAIL]-(c:Client)-[:HAS_PHONE]->(:Phone)",
-        gold=(
-            "MATCH (e:Email)<-[:HAS_EMAIL]-(c:Client)-[:HAS_PHONE]->(ph:Phone) "
-            "WHERE c.name = $name "
-            "RETURN e.email AS email, ph.phoneNumber AS phone"
-        ),
-        name="c.name",
-    ),
-    # Fraud: hard
-    _t(
-        "fraud",
-        "hard",
-        "fh1",
-        "Find the clients or mules who share a phone number with the client {name}, and count the "
-        "fraudulent transactions each of them performed.",
-        "MATCH (c:Client)-[:HAS_PHONE]->(:Phone)<-[:HAS_PHONE]-(o) WHERE o <> c",
-        gold=(
-            "MATCH (c:Client)-[:HAS_PHONE]->(:Phone)<-[:HAS_PHONE]-(o) "
-            "WHERE c.name = $name AND o <> c AND (o:Client OR o:Mule) "
-            "WITH DISTINCT o "
-            "OPTIONAL MATCH (o)-[:PERFORMED]->(t:Transaction) "
-            "WHERE t.fraud = true "
-            "RETURN o.name AS name, count(DISTINCT t) AS fraudulent"
-        ),
-        name="c.name",
-    ),
-    _t(
-        "fraud",
-        "hard",
-        "fh2",
-        "Find the clients who transferred money to the client {name} and also received a transfer "
-        "from them; return both names and the total amount in each direction.",
-        "MATCH (a:Client)-[:PERFORMED]->(:Transfer)-[:TO]->(b:Client)-[:PERFORMED]->(:Transfer)-[:TO]->(a)",
-        gold=(
-            "MATCH (a:Client)<-[:TO]-(t1:Transfer)<-[:PERFORMED]-(b:Client) "
-            "WHERE a.name = $name AND b <> a "
-            "WITH a, b, sum(t1.amount) AS received "
-            "MATCH (a)-[:PERFORMED]->(t2:Transfer)-[:TO]->(b) "
-            "RETURN a.name AS client, b.name AS counterpart, received, sum(t2.amount) AS sent"
-        ),
-        name="a.name",
-    ),
-    _t(
-        "fraud",
-        "hard",
-        "fh3",
-        "Starting from the first transaction of the client {name}, follow the chain of next "
-        "transactions and count how many of them are fraudulent.",
-        "MATCH (c:Client)-[:FIRST_TX]->()-[:NEXT*1..3]->()",
-        gold=(
-            "MATCH (c:Client)-[:FIRST_TX]->(:Transaction)-[:NEXT*0..]->(t:Transaction) "
-            "WHERE c.name = $name "
-            "RETURN count(DISTINCT CASE WHEN t.fraud THEN t END) AS fraudulent"
-        ),
-        name="c.name",
-    ),
-    _t(
-        "fraud",
-        "hard",
-        "fh4",
-        "Which mules received transfers from more than one client who also paid the merchant "
-        "{name}? Return each mule and the number of such clients.",
-        "MATCH (m:Merchant)<-[:TO]-(:Payment)<-[:PERFORMED]-(c:Client)-[:PERFORMED]->(:Transfer)-[:TO]->(:Mule)",
-        gold=(
-            "MATCH (m:Merchant)<-[:TO]-(:Payment)<-[:PERFORMED]-(c:Client) "
-            "WHERE m.name = $name "
-            "WITH DISTINCT c "
-            "MATCH (c)-[:PERFORMED]->(:Transfer)-[:TO]->(mule:Mule) "
-            "WITH mule, count(DISTINCT c) AS clients "
-            "WHERE clients > 1 "
-            "RETURN mule.name AS mule, clients"
-        ),
-        name="m.name",
-    ),
-)
-"""Every template, by dataset and tier (four per dataset and tier)."""
+def _load_templates() -> tuple[QuestionTemplate, ...]:
+    """The templates of the packaged ``data/templates.yaml``, in file order.
+
+    Raises:
+        DatasetError: an entry lacks a field or has one it should not.
+    """
+    text = resources.files("cypherturn.experiments").joinpath("data", "templates.yaml")
+    entries = yaml.safe_load(text.read_text("utf-8"))["templates"]
+    templates = []
+    for entry in entries:
+        if sorted(entry) != sorted(_TEMPLATE_FIELDS):
+            raise DatasetError(
+                f"templates.yaml: template {entry.get('id')!r} has fields {sorted(entry)}, "
+                f"not {sorted(_TEMPLATE_FIELDS)}"
+            )
+        templates.append(
+            QuestionTemplate(
+                id=entry["id"],
+                dataset=entry["dataset"],
+                tier=entry["tier"],
+                text=entry["text"],
+                match=entry["match"],
+                values=tuple(entry["values"].items()),
+                gold=entry["gold"],
+            )
+        )
+    return tuple(templates)
+
+
+TEMPLATES: tuple[QuestionTemplate, ...] = _load_templates()
+"""Every template, by dataset and tier (four per dataset and tier), from ``data/templates.yaml``."""
 
 
 def _as_value(value: object) -> Value:

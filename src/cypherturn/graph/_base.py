@@ -236,7 +236,8 @@ class EngineBase(ABC):
         The graph becomes visible only when complete where the engine can swap a
         graph in one step (FalkorDB): the load goes to a staging graph, its counts
         are checked, and it replaces the graph atomically; an interrupted load
-        leaves the graph as it was (issue 43). Elsewhere it loads in place.
+        leaves the graph as it was (docs/design/engine-reliability.md, "Nothing
+        half-loaded"). Elsewhere it loads in place.
 
         Args:
             data: nodes, relationships and indexes (from a trusted loader).

@@ -4,7 +4,8 @@ FalkorDB checks a query's timeout between records, not while one expression is
 evaluated. ``range(1, 100000000)`` builds its hundred million values inside a
 single evaluation, so with a 1 s limit ``UNWIND range(1, 100000000) AS x
 RETURN count(x)`` returned after 9.2 s and ``RETURN reduce(s = '', x IN
-range(1, 50000000) | s + 'x')`` after 21.8 s (issue 15), and the server's
+range(1, 50000000) | s + 'x')`` after 21.8 s (docs/design/engine-reliability.md,
+"The timeout is a promise"), and the server's
 worker thread stays busy until the list is built and freed. The client gives
 up at its own deadline, but the runaway keeps a worker busy, so such a query
 is refused before it is sent.
@@ -12,7 +13,8 @@ is refused before it is sent.
 Only what the text and its parameters show is judged: ``range`` calls whose
 bounds (and step) are integer constants, written as literals, as parameters
 with a numeric value (``range(1, $n)`` with ``n = 60000000``: the engine runs
-the query with the value, so the check reads it too; issue 43) or as constant
+the query with the value, so the check reads it too; docs/design/engine-reliability.md,
+"Parameters are checked like the query") or as constant
 arithmetic over both (``10^8``, ``1e8``, ``100 * $k``). Within one clause the element counts
 of such calls are multiplied, because a range inside a list comprehension or
 ``reduce`` over another range is built once per outer element; the product
@@ -32,7 +34,7 @@ import operator
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from cypherturn.cypher import Token, TokenKind, tokenize
+from cypherturn.cypher import READ_CLAUSES, Token, TokenKind, bracket_depths, tokenize
 from cypherturn.errors import CypherParseError, QueryCostError
 
 __all__ = ["MAX_LIST_VALUES", "check_cost", "literal_range_values"]
@@ -139,18 +141,19 @@ def _parameter(token: Token, params: Mapping[str, Any]) -> float:
     return number if math.isfinite(number) else _HUGE
 
 
-def _arguments(tokens: list[Token], open_index: int) -> tuple[list[list[Token]], Token] | None:
-    """The comma-separated arguments of the call whose ``(`` is at ``open_index``, and its ``)``."""
-    depth = 0
+def _arguments(
+    tokens: list[Token], depths: list[int], open_index: int
+) -> tuple[list[list[Token]], Token] | None:
+    """The comma-separated arguments of the call whose ``(`` is at ``open_index``, and its ``)``.
+
+    ``depths`` is :func:`cypherturn.cypher.bracket_depths` of ``tokens`` (lenient).
+    """
+    inner = depths[open_index] + 1
     arguments: list[list[Token]] = [[]]
-    for token in tokens[open_index + 1 :]:
-        if token.kind is TokenKind.PUNCT and token.text in "([{":
-            depth += 1
-        elif token.kind is TokenKind.PUNCT and token.text in ")]}":
-            if depth == 0:
-                return arguments, token
-            depth -= 1
-        elif depth == 0 and token.is_punct(","):
+    for token, depth in zip(tokens[open_index + 1 :], depths[open_index + 1 :], strict=True):
+        if depth == inner and token.kind is TokenKind.PUNCT and token.text in ")]}":
+            return arguments, token
+        if depth == inner and token.is_punct(","):
             arguments.append([])
             continue
         arguments[-1].append(token)
@@ -174,19 +177,15 @@ def _range_size(arguments: list[list[Token]], params: Mapping[str, Any]) -> floa
     return float(max(math.floor(span) + 1, 0))
 
 
-_CLAUSE_WORDS = {"MATCH", "OPTIONAL", "WITH", "UNWIND", "RETURN", "CALL", "UNION"}
+_CLAUSE_WORDS = READ_CLAUSES | {"UNION"}
 
 
-def _clause_numbers(tokens: list[Token]) -> list[int]:
+def _clause_numbers(tokens: list[Token], depths: list[int]) -> list[int]:
     """For each token, the number of the top-level clause it belongs to."""
     numbers: list[int] = []
-    depth = clause = 0
-    for token in tokens:
-        if token.kind is TokenKind.PUNCT and token.text in "([{":
-            depth += 1
-        elif token.kind is TokenKind.PUNCT and token.text in ")]}":
-            depth = max(depth - 1, 0)
-        elif depth == 0 and token.kind is TokenKind.NAME and token.upper in _CLAUSE_WORDS:
+    clause = 0
+    for token, depth in zip(tokens, depths, strict=True):
+        if depth == 0 and token.kind is TokenKind.NAME and token.upper in _CLAUSE_WORDS:
             clause += 1
         numbers.append(clause)
     return numbers
@@ -211,7 +210,8 @@ def literal_range_values(
         tokens = tokenize(query, lenient=True)
     except CypherParseError:
         return []
-    clauses = _clause_numbers(tokens)
+    depths = bracket_depths(tokens, lenient=True)
+    clauses = _clause_numbers(tokens, depths)
     found: list[tuple[str, float, int]] = []
     for index, token in enumerate(tokens[:-1]):
         if not token.is_name("RANGE") or not tokens[index + 1].is_punct("("):
@@ -219,7 +219,7 @@ def literal_range_values(
         # ``n.range(...)`` is not the function, and ``range`` as a property name is no call.
         if index and tokens[index - 1].is_punct("."):
             continue
-        call = _arguments(tokens, index + 1)
+        call = _arguments(tokens, depths, index + 1)
         if call is None:
             continue
         size = _range_size(call[0], params or {})

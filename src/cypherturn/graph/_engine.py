@@ -21,7 +21,8 @@ def timeout_promise_s(timeout_s: float) -> float:
     """When control returns to the caller of ``execute`` at the latest, for a limit of ``timeout_s``.
 
     ``max(2 * limit, limit + 1 s)``: the engine's own timeout, plus room for
-    a query the engine stops late (issue 15). Engines that keep a client-side
+    a query the engine stops late (docs/design/engine-reliability.md, "The timeout
+    is a promise"). Engines that keep a client-side
     deadline give up at this bound and raise ``QueryTimeoutError``.
 
     Args:

@@ -6,7 +6,8 @@ serving), and a row cap pushed into the query as ``LIMIT cap + 1`` where that
 is sound (:mod:`cypherturn.graph._rowcap`), so the engine stops early.
 
 The server checks its timeout between records only; a single expression that
-builds a huge list runs past it (issue 15). So the client also keeps a
+builds a huge list runs past it (docs/design/engine-reliability.md, "The
+timeout is a promise"). So the client also keeps a
 deadline, :func:`~cypherturn.graph._engine.timeout_promise_s` minus a margin
 for decoding: it reads the reply with that socket timeout, on one pooled
 connection, without redis-py's retries (by default redis-py re-sends a command
@@ -18,7 +19,8 @@ prefix. That prefix is written here (:func:`_params_header`), not by the
 client library: names must be identifiers and values ones the engine reads
 back unchanged (:func:`~cypherturn.graph._guard.find_parameter_problem`), so
 the prefix only ever binds values and the engine runs the query the guard read
-(issue 43: a crafted name ran another query than the one reported). For the same
+(a crafted name ran another query than the one reported; docs/design/engine-reliability.md,
+"Parameters are checked like the query"). For the same
 reason a query text of its own starting with a ``CYPHER`` prefix is refused (it
 would bind parameters the checks cannot see), and the text as sent, prefix and
 pushed ``LIMIT`` included, passes the write guard once more.

@@ -15,10 +15,11 @@ weaker (FalkorDB's Bolt endpoint executes writes in READ mode) are still safe.
 
 :func:`find_plan_prefix` finds an ``EXPLAIN`` or ``PROFILE`` prefix: FalkorDB's
 ``GRAPH.RO_QUERY`` ignores it and runs the query, Neo4j returns a plan and no
-rows, so a generated query with one is refused before it runs.
+rows, so a generated query with one is refused before it runs (the ``explain_runs``
+quirk of :mod:`._dialect`).
 
 :func:`find_parameter_problem` checks query parameters the way the text is
-checked (issue 43). FalkorDB takes parameters as a ``CYPHER name=value ...``
+checked (docs/design/engine-reliability.md). FalkorDB takes parameters as a ``CYPHER name=value ...``
 prefix of the query text, so a parameter *name* is query text: a name such as
 ``x=1 MATCH (n) DETACH DELETE n //`` would run another query than the one the
 guard read. Names must therefore be identifiers on every engine (the same rule
@@ -37,7 +38,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from cypherturn.cypher import Token, TokenKind, tokenize
+from cypherturn.cypher import EXPRESSION_CLAUSES, WRITE_CLAUSES, Token, TokenKind, tokenize
+from cypherturn.graph._dialect import PLAN_PREFIXES
 
 __all__ = [
     "INT64_RANGE",
@@ -61,34 +63,27 @@ NUL = "\x00"
 INT64_RANGE = (-(2**63), 2**63 - 1)
 """The integers the engines store (FalkorDB clamps a larger literal without a word)."""
 
-# Clause keywords that change the graph or its schema, or reach outside it.
-_WRITE_KEYWORDS = frozenset(
+# Clause keywords that change the graph or its schema, or reach outside it: the write
+# clauses of the scanner's table (DETACH is read with the DELETE after it) and the
+# schema and administration commands, which no read query contains.
+_WRITE_KEYWORDS = (WRITE_CLAUSES - {"DETACH"}) | frozenset(
     {
-        "CREATE",
-        "MERGE",
-        "SET",
-        "REMOVE",
-        "DELETE",
         "DROP",
-        "FOREACH",
         "ALTER",
         "GRANT",
         "DENY",
         "REVOKE",
         "RENAME",
         "TERMINATE",
-        "INSERT",  # Cypher 25 / GQL
-    }
+        "INSERT",
+    }  # INSERT: Cypher 25 / GQL
 )
 
 # Keywords after which an expression or a name follows, never a clause: a write
 # keyword there is a variable (``RETURN drop``, ``WITH 1 AS merge``, ``DELETE set``).
-_EXPRESSION_KEYWORDS = frozenset(
-    {
-        "RETURN", "WITH", "WHERE", "AND", "OR", "XOR", "NOT", "AS", "BY", "DISTINCT", "IN",
-        "UNWIND", "CASE", "WHEN", "THEN", "ELSE", "IS", "CONTAINS", "STARTS", "ENDS", "SKIP",
-        "LIMIT", "DELETE", "SET", "REMOVE", "YIELD",
-    }
+_EXPRESSION_KEYWORDS = EXPRESSION_CLAUSES | frozenset(
+    {"AND", "OR", "XOR", "NOT", "AS", "BY", "DISTINCT", "IN", "CASE", "WHEN", "THEN", "ELSE", "IS",
+     "CONTAINS", "STARTS", "ENDS", "YIELD"}
 )  # fmt: skip
 # Punctuation after which a name follows, never a clause (``*`` is left out: ``WITH *``
 # may end a clause, and ``|`` and ``{`` open FOREACH and subquery bodies).
@@ -212,7 +207,7 @@ def find_plan_prefix(query: str) -> str | None:
             or (k > 0 and tokens[k - 1].is_punct("="))
         ):
             k += 1
-    if k < len(tokens) and tokens[k].is_name("EXPLAIN", "PROFILE"):
+    if k < len(tokens) and tokens[k].is_name(*PLAN_PREFIXES):
         return tokens[k].upper
     return None
 

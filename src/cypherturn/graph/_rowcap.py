@@ -3,7 +3,7 @@
 FalkorDB builds the whole result before it replies, and the client parses
 every row of the reply, so a cap applied afterwards still pays for all of
 them: a query returning 1,000,000 rows under a cap of 10 took about 3 s
-(issue 17). When a query ends in a top-level ``RETURN`` (no ``UNION``), its
+(docs/design/engine-reliability.md, "The row cap is pushed into the query"). When a query ends in a top-level ``RETURN`` (no ``UNION``), its
 result is the same as that of the query with ``LIMIT cap + 1`` appended, up
 to the first cap + 1 rows, in the same order (``LIMIT`` applies after
 ``ORDER BY`` and ``SKIP``), which is all a capped result keeps; the extra row
@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from cypherturn.cypher import Token, TokenKind, tokenize
+from cypherturn.cypher import Token, TokenKind, bracket_depths, tokenize
 from cypherturn.errors import CypherParseError
 
 __all__ = ["CappedQuery", "push_row_cap"]
@@ -73,16 +73,13 @@ class CappedQuery(BaseModel):
 
 
 def _top_level(tokens: list[Token]) -> list[Token]:
-    depth = 0
-    top: list[Token] = []
-    for token in tokens:
-        if token.kind is TokenKind.PUNCT and token.text in "([{":
-            depth += 1
-        elif token.kind is TokenKind.PUNCT and token.text in ")]}":
-            depth -= 1
-        elif depth == 0:
-            top.append(token)
-    return top
+    """The tokens outside every bracket, brackets themselves left out."""
+    depths = bracket_depths(tokens, lenient=True)
+    return [
+        token
+        for token, depth in zip(tokens, depths, strict=True)
+        if depth == 0 and not (token.kind is TokenKind.PUNCT and token.text in "()[]{}")
+    ]
 
 
 def push_row_cap(query: str, row_cap: int) -> CappedQuery:

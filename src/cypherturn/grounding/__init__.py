@@ -1,21 +1,20 @@
 """Grounding: static analysis of generated Cypher against a graph's schema and stored values.
 
-Pure analysis (no model calls): a static schema check, value grounding, deterministic
-repairs and a schema-derived llama.cpp grammar, used by the ``ras+`` strategy, the agent
+Pure analysis (no model calls): a static schema check (a table of checks,
+:data:`CHECKS`), value grounding, deterministic repairs and a schema-derived llama.cpp grammar, used by the ``ras+`` strategy, the agent
 and any other caller that has a :class:`~cypherturn.graph.GraphSchema`.
 """
 
-from cypherturn.grounding._check import (
+from cypherturn.grounding._check import CHECKS, Check, check_query
+from cypherturn.grounding._facts import QueryFacts, query_facts
+from cypherturn.grounding._findings import (
     FINDING_CODES,
+    CheckContext,
     CheckReport,
     Edit,
     Finding,
     apply_edits,
-    check_query,
-    check_values,
-    flip_relationship,
 )
-from cypherturn.grounding._facts import QueryFacts, query_facts
 from cypherturn.grounding._grammar import GRAMMAR_KEYWORDS, schema_grammar
 from cypherturn.grounding._hints import error_hint
 from cypherturn.grounding._index import (
@@ -26,6 +25,7 @@ from cypherturn.grounding._index import (
     graph_index,
 )
 from cypherturn.grounding._link import ValueLink, link_values, render_links
+from cypherturn.grounding._pitfalls import engine_pitfalls
 from cypherturn.grounding._question import (
     asks_for_number,
     check_question,
@@ -48,14 +48,19 @@ from cypherturn.grounding._repair import (
     question_repairs,
     repair_query,
 )
+from cypherturn.grounding._topology import flip_relationship
+from cypherturn.grounding._values import check_values
 
 __all__ = [
+    "CHECKS",
     "DEFAULT_VALUE_BUDGET_CHARS",
     "FINDING_CODES",
     "GRAMMAR_KEYWORDS",
     "LOW_CARDINALITY",
     "MAX_BOUND_NAMES",
     "MAX_REPAIR_ROUNDS",
+    "Check",
+    "CheckContext",
     "CheckReport",
     "Edit",
     "Finding",
@@ -72,6 +77,7 @@ __all__ = [
     "check_question",
     "check_values",
     "count_as_list",
+    "engine_pitfalls",
     "error_hint",
     "flip_relationship",
     "graph_index",

@@ -19,12 +19,14 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from cypherturn.cypher import (
+    RESERVED_WORDS,
     MatchClause,
     OtherClause,
     PatternElement,
     Projection,
     Token,
     TokenKind,
+    bracket_depths,
     parse_query,
     tokenize,
 )
@@ -42,14 +44,11 @@ __all__ = [
     "string_value",
 ]
 
-KEYWORDS = frozenset(
-    {"MATCH", "OPTIONAL", "WHERE", "RETURN", "WITH", "UNWIND", "AS", "AND", "OR", "XOR",
-     "NOT", "IN", "IS", "NULL", "TRUE", "FALSE", "DISTINCT", "ORDER", "BY", "ASC", "DESC",
-     "ASCENDING", "DESCENDING", "SKIP", "OFFSET", "LIMIT", "CASE", "WHEN", "THEN", "ELSE",
-     "END", "STARTS", "ENDS", "CONTAINS", "UNION", "ALL", "CALL", "YIELD", "EXISTS",
-     "CREATE", "MERGE", "SET", "DELETE", "DETACH", "REMOVE", "FOREACH", "ON", "USING",
-     "INDEX", "LOAD", "CSV", "FROM", "HEADERS", "USE", "NAN", "INF", "INFINITY"}
-)  # fmt: skip
+# the reserved words, and the words inside USING INDEX, LOAD CSV FROM ... WITH HEADERS and
+# the float literals NaN and Infinity
+KEYWORDS = RESERVED_WORDS | frozenset(
+    {"USING", "INDEX", "CSV", "FROM", "HEADERS", "NAN", "INF", "INFINITY"}
+)
 """Upper-cased words that are never read as variables in an expression."""
 
 Direction = Literal["out", "in", "both"]
@@ -220,11 +219,12 @@ def _is_name(tok: Token) -> bool:
 class _Reader:
     """Walks the tokens of one parsed query; ``index`` maps a start offset to a token index."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, tokens: list[Token] | None = None) -> None:
         self.text = text
-        self.tokens = tokenize(text)
+        self.tokens = tokenize(text) if tokens is None else tokens
         self.index = {tok.start: i for i, tok in enumerate(self.tokens)}
-        self.parsed = parse_query(text)
+        self.parsed = parse_query(text, tokens=self.tokens)
+        self.depths = bracket_depths(self.tokens)
 
     def span(self, tok: Token) -> Span:
         return Span(tok.start, tok.end, tok.text)
@@ -260,19 +260,15 @@ class _Reader:
         open_at = next((i for i in range(lo, hi) if self.tokens[i].is_punct("{")), None)
         if open_at is None:
             return keys, strings
-        depth = 0
-        i = open_at
-        while i < hi:
+        inside = self.depths[open_at] + 1
+        for i in range(open_at + 1, hi):
             tok = self.tokens[i]
-            if tok.is_punct("{", "[", "("):
-                depth += 1
-            elif tok.is_punct("}", "]", ")"):
-                depth -= 1
-                if depth == 0:
-                    break
-            elif (
-                depth == 1
-                and _is_name(tok)
+            if self.depths[i] != inside:
+                continue
+            if tok.is_punct("}", "]", ")"):
+                break
+            if (
+                _is_name(tok)
                 and i + 1 < hi
                 and self.tokens[i + 1].is_punct(":")
                 and self.tokens[i - 1].is_punct("{", ",")
@@ -288,7 +284,6 @@ class _Reader:
                     and after.is_punct(",", "}")
                 ):
                     strings.append((key, string_value(value.text), self.span(value)))
-            i += 1
         return keys, strings
 
     def node(self, element: PatternElement) -> NodeFact:
@@ -622,11 +617,13 @@ def _call_yields(reader: _Reader, lo: int, hi: int, scope: _Scope) -> None:
             scope.defined.add(_unquote(tokens[i]))
 
 
-def query_facts(query: str) -> QueryFacts:
+def query_facts(query: str, *, tokens: list[Token] | None = None) -> QueryFacts:
     """Read the labels, types, directions, property accesses and compared literals of a query.
 
     Args:
         query: Cypher text.
+        tokens: ``tokenize(query)``, when the caller has it already (a check
+            tokenizes a query once).
 
     Returns:
         The facts, one :class:`BranchFacts` per UNION branch.
@@ -635,7 +632,7 @@ def query_facts(query: str) -> QueryFacts:
         CypherParseError: the query does not tokenize or parse; callers treat
             such a query as having no verdict.
     """
-    reader = _Reader(query)
+    reader = _Reader(query, tokens)
     branches = []
     returns = []
     for part in reader.parsed.parts:

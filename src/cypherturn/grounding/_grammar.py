@@ -27,18 +27,13 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from cypherturn.cypher import RESERVED_WORDS
 from cypherturn.errors import ConfigError
-from cypherturn.graph._schema import GraphSchema
+from cypherturn.graph import GraphSchema
 
 __all__ = ["GRAMMAR_KEYWORDS", "schema_grammar"]
 
-GRAMMAR_KEYWORDS = frozenset(
-    {"MATCH", "OPTIONAL", "WHERE", "RETURN", "WITH", "UNWIND", "AS", "AND", "OR", "XOR", "NOT",
-     "IN", "IS", "NULL", "TRUE", "FALSE", "ORDER", "BY", "SKIP", "LIMIT", "ASC", "DESC",
-     "ASCENDING", "DESCENDING", "DISTINCT", "CASE", "WHEN", "THEN", "ELSE", "END", "STARTS",
-     "ENDS", "CONTAINS", "UNION", "ALL", "EXISTS", "CREATE", "MERGE", "SET", "DELETE", "DETACH",
-     "REMOVE", "CALL", "YIELD", "FOREACH", "LOAD", "USE", "ON", "OFFSET"}
-)  # fmt: skip
+GRAMMAR_KEYWORDS = RESERVED_WORDS
 """Words (any letter case) that the grammar never accepts as a variable name."""
 
 _QUANTIFIERS = ("ALL", "ANY", "NONE", "SINGLE")
@@ -360,6 +355,43 @@ def _value_rules(g: _Grammar, n_valued: int, plain_ops: list[str]) -> None:
     )
 
 
+def _key_rules(
+    g: _Grammar, free_keys: list[str], valued: Mapping[str, list[str]]
+) -> tuple[list[str], list[str]]:
+    """Property-key rules: ``free-key`` and one ``vkey-i`` / ``vals-i`` per valued key.
+
+    Returns:
+        The property-map entries and the key rule names.
+    """
+    entries = []
+    key_refs = []
+    if free_keys:
+        g["free-key"] = _alternatives(_cypher_name(k) for k in free_keys)
+        entries.append('free-key ows ":" ows expr')
+        key_refs.append("free-key")
+    for i, key in enumerate(valued):
+        g[f"vkey-{i}"] = _literal(_cypher_name(key))
+        g[f"vals-{i}"] = _quoted_values(valued[key])
+        entries.append(f'vkey-{i} ows ":" ows (vals-{i} | rhs)')
+        key_refs.append(f"vkey-{i}")
+    if key_refs:
+        g["key"] = " | ".join(key_refs)
+    return entries, key_refs
+
+
+def _lexical_rules(g: _Grammar) -> None:
+    """Literals, variables and whitespace."""
+    g["string"] = (
+        f'"\'" ([^\'\\\\\\n] | "\\\\" [^\\n]){{0,{_MAX_STRING}}} "\'" '
+        f'| "\\"" ([^"\\\\\\n] | "\\\\" [^\\n]){{0,{_MAX_STRING}}} "\\""'
+    )
+    g["number"] = '[0-9]{1,15} ("." [0-9]{1,15})? ([eE] [-+]? [0-9]{1,3})?'
+    g["int"] = "[0-9]{1,10}"
+    g.rules.update(_variable_rules(GRAMMAR_KEYWORDS))
+    g["sp"] = f"[ \\t\\n]{{1,{_MAX_WS}}}"
+    g["ows"] = f"[ \\t\\n]{{0,{_MAX_WS}}}"
+
+
 def schema_grammar(
     schema: GraphSchema, *, values: Mapping[str, Iterable[str]] | None = None
 ) -> str:
@@ -419,19 +451,7 @@ def schema_grammar(
 
     g = _Grammar()
     _clause_rules(g)
-    entries = []
-    key_refs = []
-    if free_keys:
-        g["free-key"] = _alternatives(_cypher_name(k) for k in free_keys)
-        entries.append('free-key ows ":" ows expr')
-        key_refs.append("free-key")
-    for i, key in enumerate(valued):
-        g[f"vkey-{i}"] = _literal(_cypher_name(key))
-        g[f"vals-{i}"] = _quoted_values(valued[key])
-        entries.append(f'vkey-{i} ows ":" ows (vals-{i} | rhs)')
-        key_refs.append(f"vkey-{i}")
-    if key_refs:
-        g["key"] = " | ".join(key_refs)
+    entries, key_refs = _key_rules(g, free_keys, valued)
     _pattern_rules(g, labels, types, entries)
 
     index_op = '"[" ows index ows "]"'
@@ -443,13 +463,5 @@ def schema_grammar(
     else:
         g["expr"] = "not-prefix unary expr-more?"
 
-    g["string"] = (
-        f'"\'" ([^\'\\\\\\n] | "\\\\" [^\\n]){{0,{_MAX_STRING}}} "\'" '
-        f'| "\\"" ([^"\\\\\\n] | "\\\\" [^\\n]){{0,{_MAX_STRING}}} "\\""'
-    )
-    g["number"] = '[0-9]{1,15} ("." [0-9]{1,15})? ([eE] [-+]? [0-9]{1,3})?'
-    g["int"] = "[0-9]{1,10}"
-    g.rules.update(_variable_rules(GRAMMAR_KEYWORDS))
-    g["sp"] = f"[ \\t\\n]{{1,{_MAX_WS}}}"
-    g["ows"] = f"[ \\t\\n]{{0,{_MAX_WS}}}"
+    _lexical_rules(g)
     return g.text()

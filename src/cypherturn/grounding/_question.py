@@ -17,9 +17,10 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from cypherturn.cypher import bracket_depths, tokenize
 from cypherturn.errors import CypherParseError
-from cypherturn.grounding._check import Edit, Finding
 from cypherturn.grounding._facts import query_facts
+from cypherturn.grounding._findings import Edit, Finding
 from cypherturn.grounding._index import GraphIndex
 
 __all__ = ["asks_for_number", "check_question", "count_as_list", "question_thresholds"]
@@ -232,7 +233,7 @@ def count_as_list(
 
     Qwen2.5-Coder-1.5B answered 35 of 228 guided turns of the local leaderboard
     that asked for names ("treasures whose origin is volcanic vent") with a count
-    (issue 16): the output note's and the action example's count queries, copied.
+    (docs/design/grounding.md): the output note's and the action example's count queries, copied.
 
     Args:
         question: the user's question.
@@ -288,6 +289,8 @@ def count_as_list(
     )
 
 
+# the aggregates of cypherturn.cypher.AGGREGATE_FUNCTIONS that a question's threshold can
+# filter ("more than 500 cases", "over 1,000 in total"): not a list, a deviation or a percentile
 _AGGREGATE = re.compile(r"^(count|sum|avg|min|max)\s*\(", re.IGNORECASE)
 _ALIASED = re.compile(
     r"^(?P<expr>.+?)\s+AS\s+(?P<alias>[A-Za-z_][A-Za-z0-9_]*)$", re.IGNORECASE | re.S
@@ -303,23 +306,14 @@ def _final_limit(query: str) -> tuple[int, int, float] | None:
 
 def _split_items(body: str) -> list[str] | None:
     """Top-level comma-separated items, or ``None`` when brackets or quotes do not balance."""
-    items, depth, quote, start = [], 0, "", 0
-    for i, ch in enumerate(body):
-        if quote:
-            quote = "" if ch == quote and body[i - 1] != "\\" else quote
-        elif ch in "'\"`":
-            quote = ch
-        elif ch in "([{":
-            depth += 1
-        elif ch in ")]}":
-            depth -= 1
-        elif ch == "," and depth == 0:
-            items.append(body[start:i].strip())
-            start = i + 1
-    if depth or quote:
+    try:
+        tokens = tokenize(body)
+        depths = bracket_depths(tokens)
+    except CypherParseError:
         return None
-    items.append(body[start:].strip())
-    return items
+    commas = [t for t, d in zip(tokens, depths, strict=True) if d == 0 and t.is_punct(",")]
+    bounds = [0, *(end for c in commas for end in (c.start, c.end)), len(body)]
+    return [body[bounds[k] : bounds[k + 1]].strip() for k in range(0, len(bounds), 2)]
 
 
 def _limit_as_filter(query: str, number: float, operator: str, phrase: str) -> Edit | None:

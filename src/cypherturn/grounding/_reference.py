@@ -22,10 +22,17 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from cypherturn.cypher import Token, TokenKind, tokenize
+from cypherturn.cypher import (
+    READ_CLAUSES,
+    READING_KEYWORDS,
+    Token,
+    TokenKind,
+    bracket_depths,
+    keyword_at,
+)
 from cypherturn.errors import CypherParseError
-from cypherturn.grounding._check import Edit, Finding
-from cypherturn.grounding._facts import query_facts
+from cypherturn.grounding._facts import BranchFacts, NodeFact, query_facts
+from cypherturn.grounding._findings import Edit, Finding
 from cypherturn.grounding._index import GraphIndex
 
 __all__ = [
@@ -52,10 +59,8 @@ _NOT_BOUND = re.compile(
     re.IGNORECASE,
 )
 _COMPARES = frozenset({"=", "<>", "=~", "IN", "STARTS", "ENDS", "CONTAINS"})
-_CLAUSES = frozenset({"MATCH", "OPTIONAL", "WITH", "RETURN", "UNWIND", "CALL", "UNION", "WHERE"})
-_WHERE_ENDS = frozenset(
-    {"MATCH", "OPTIONAL", "WITH", "RETURN", "UNWIND", "CALL", "UNION", "ORDER", "SKIP", "LIMIT"}
-)
+_CLAUSES = READ_CLAUSES | {"UNION", "WHERE"}
+_WHERE_ENDS = READING_KEYWORDS - {"WHERE"}
 
 
 class PreviousResult(BaseModel):
@@ -136,20 +141,18 @@ def _named_variables(tokens: Sequence[Token]) -> set[str]:
     return named
 
 
-def _clause_end(tokens: Sequence[Token], start: int, enders: frozenset[str]) -> int | None:
-    """Index of the first top-level token from ``start`` whose keyword is in ``enders``."""
-    depth = 0
-    for i in range(start, len(tokens)):
-        tok = tokens[i]
-        if tok.is_punct("(", "[", "{"):
-            depth += 1
-        elif tok.is_punct(")", "]", "}"):
-            depth -= 1
-        elif depth == 0 and tok.kind is TokenKind.NAME and tok.upper in enders:
-            before = tokens[i - 1] if i else None
-            if before is None or not (before.is_punct(".", ":") or before.is_name("AS")):
-                return i
-    return None
+def _clause_end(
+    tokens: Sequence[Token], depths: Sequence[int], start: int, enders: frozenset[str]
+) -> int | None:
+    """Index of the first token from ``start``, at ``start``'s bracket depth, whose keyword is in ``enders``."""
+    return next(
+        (
+            i
+            for i in range(start, len(tokens))
+            if depths[i] == depths[start] and tokens[i].upper in enders and keyword_at(tokens, i)
+        ),
+        None,
+    )
 
 
 def bind_reference(
@@ -182,13 +185,33 @@ def bind_reference(
         return None  # a comment could swallow the text the edit moves
     try:
         facts = query_facts(query)
-        tokens = tokenize(query)
     except CypherParseError:
         return None
     if len(facts.branches) != 1:
         return None
-    branch = facts.branches[0]
-    label = previous.label
+    node = _ranging_node(facts.tokens, facts.branches[0], previous.label, index)
+    if node is None:
+        return None
+    edit = _where_edit(query, facts.tokens, node, previous)
+    if edit is None:
+        return None
+    var = node.variable
+    return Finding(
+        code="unbound_reference",
+        message=(
+            f"the question refers to the previous result ({len(previous.names)} "
+            f"{previous.label} names), but the query ranges over every {previous.label}; "
+            f"restrict {var} to those names: WHERE {var}.name IN [...]"
+        ),
+        span=(node.start, node.end),
+        edit=edit,
+    )
+
+
+def _ranging_node(
+    tokens: Sequence[Token], branch: BranchFacts, label: str, index: GraphIndex
+) -> NodeFact | None:
+    """The first node pattern of the one variable of ``label``, when nothing restricts its name."""
     nodes = sorted(
         (n for n in branch.nodes if n.variable and any(name == label for name, _ in n.labels)),
         key=lambda n: n.start,
@@ -196,9 +219,7 @@ def bind_reference(
     if not nodes or len({n.variable for n in nodes}) != 1:
         return None  # "who do those people know?": which Person is meant is not clear
     node = nodes[0]
-    var = node.variable
-    assert var is not None
-    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", var):
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", node.variable or ""):
         return None
     # the reference may already be written, on a node of the label or an unlabelled one
     for other in branch.nodes:
@@ -216,6 +237,13 @@ def bind_reference(
             rel.left.labels and rel.right.labels
         ):
             return None
+    return node
+
+
+def _where_edit(
+    query: str, tokens: Sequence[Token], node: NodeFact, previous: PreviousResult
+) -> Edit | None:
+    """The edit that restricts ``node``'s variable to the previous names in its MATCH's WHERE."""
     at = next((i for i, t in enumerate(tokens) if t.start >= node.end), None)
     if at is None:
         return None  # nothing follows the pattern
@@ -227,38 +255,23 @@ def bind_reference(
         return None
     if clause > 0 and tokens[clause - 1].is_name("OPTIONAL"):
         return None
-    names = _list_literal(previous.names)
-    bound = f"{var}.name IN {names}"
-    nxt = _clause_end(tokens, at, _CLAUSES)
-    if nxt is not None and tokens[nxt].upper == "WHERE":
-        end = _clause_end(tokens, nxt + 1, _WHERE_ENDS)
-        stop = tokens[end].start if end is not None else len(query.rstrip().rstrip(";").rstrip())
-        condition = query[tokens[nxt].end : stop].strip()
-        edit = Edit(
-            start=tokens[nxt].end,
-            end=stop,
-            replacement=f" {bound} AND ({condition})" + (" " if end is not None else ""),
-            reason=f"the question refers to the previous result, {len(previous.names)} "
-            f"{previous.label} names",
-        )
-    elif nxt is None:
+    depths = bracket_depths(tokens, lenient=True)
+    bound = f"{node.variable}.name IN {_list_literal(previous.names)}"
+    reason = (
+        f"the question refers to the previous result, {len(previous.names)} {previous.label} names"
+    )
+    nxt = _clause_end(tokens, depths, at, _CLAUSES)
+    if nxt is None:
         return None  # nothing follows the MATCH: not a query a WHERE can be added to
-    else:
+    if tokens[nxt].upper != "WHERE":
         where = tokens[nxt].start
-        edit = Edit(
-            start=where,
-            end=where,
-            replacement=f"WHERE {bound} ",
-            reason=f"the question refers to the previous result, {len(previous.names)} "
-            f"{previous.label} names",
-        )
-    return Finding(
-        code="unbound_reference",
-        message=(
-            f"the question refers to the previous result ({len(previous.names)} "
-            f"{previous.label} names), but the query ranges over every {previous.label}; "
-            f"restrict {var} to those names: WHERE {var}.name IN [...]"
-        ),
-        span=(node.start, node.end),
-        edit=edit,
+        return Edit(start=where, end=where, replacement=f"WHERE {bound} ", reason=reason)
+    end = _clause_end(tokens, depths, nxt + 1, _WHERE_ENDS) if nxt + 1 < len(tokens) else None
+    stop = tokens[end].start if end is not None else len(query.rstrip().rstrip(";").rstrip())
+    condition = query[tokens[nxt].end : stop].strip()
+    return Edit(
+        start=tokens[nxt].end,
+        end=stop,
+        replacement=f" {bound} AND ({condition})" + (" " if end is not None else ""),
+        reason=reason,
     )

@@ -18,16 +18,12 @@ from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
 from cypherturn.graph import QueryResult
-from cypherturn.grounding._check import (
-    CheckReport,
-    Finding,
-    apply_edits,
-    check_query,
-    check_values,
-)
+from cypherturn.grounding._check import check_query
+from cypherturn.grounding._findings import CheckReport, Finding, apply_edits
 from cypherturn.grounding._index import GraphIndex
 from cypherturn.grounding._question import check_question
 from cypherturn.grounding._reference import PreviousResult, bind_reference
+from cypherturn.grounding._values import check_values
 
 __all__ = [
     "MAX_REPAIR_ROUNDS",

@@ -7,18 +7,21 @@ check and its deterministic repairs) and ``ask`` (the grounded ``ras+``
 strategy). :class:`GraphService` is the tools' logic without MCP, safe to call
 from many threads: reads run side by side on a pool of engine connections,
 inputs are capped and rows cut to :data:`DEFAULT_RESULT_BYTES` with a note;
-:func:`build_server` wraps it in the SDK's ``MCPServer``. The SDK is the
-``mcp`` extra (``pip install 'cypherturn[mcp]'``); importing
-:mod:`cypherturn.mcp_server._server` without it raises ``ImportError``.
+:func:`build_server` wraps it in the SDK's ``MCPServer`` and :func:`serve` runs
+it, under :class:`Shutdown`. The SDK is the ``mcp`` extra (``pip install
+'cypherturn[mcp]'``), so :func:`build_server`, :func:`serve` and
+:data:`TOOL_NAMES` are imported on first use: without the SDK, importing one of
+them raises the SDK's ``ImportError``, and the rest of the package still works.
 """
 
+from typing import TYPE_CHECKING, Any
+
+from cypherturn.mcp_server._inputs import ToolInputError
 from cypherturn.mcp_server._limits import DEFAULT_CONNECTIONS, DEFAULT_RESULT_BYTES
-from cypherturn.mcp_server._service import (
-    ASK_STRATEGY,
+from cypherturn.mcp_server._results import (
     AskAttempt,
     AskResult,
     FindingView,
-    GraphService,
     LabelView,
     PatternView,
     ReadResult,
@@ -26,15 +29,20 @@ from cypherturn.mcp_server._service import (
     SchemaView,
     SearchResult,
     StoredValue,
-    ToolInputError,
     ToolResult,
     ValueMatches,
 )
+from cypherturn.mcp_server._service import ASK_STRATEGY, GraphService
+from cypherturn.mcp_server._shutdown import Shutdown
+
+if TYPE_CHECKING:
+    from cypherturn.mcp_server._server import TOOL_NAMES, build_server, serve
 
 __all__ = [
     "ASK_STRATEGY",
     "DEFAULT_CONNECTIONS",
     "DEFAULT_RESULT_BYTES",
+    "TOOL_NAMES",
     "AskAttempt",
     "AskResult",
     "FindingView",
@@ -45,8 +53,22 @@ __all__ = [
     "RelationshipTypeView",
     "SchemaView",
     "SearchResult",
+    "Shutdown",
     "StoredValue",
     "ToolInputError",
     "ToolResult",
     "ValueMatches",
+    "build_server",
+    "serve",
 ]
+
+_NEEDS_SDK = frozenset({"TOOL_NAMES", "build_server", "serve"})
+
+
+def __getattr__(name: str) -> Any:
+    """The names of ``_server`` on first use: it imports the optional ``mcp`` SDK."""
+    if name in _NEEDS_SDK:
+        from cypherturn.mcp_server import _server
+
+        return getattr(_server, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -4,7 +4,7 @@ Every tool's Python-side work grows with its input (the tokenizer and the
 schema check with the query, edit distances with the searched text, the
 parameter prefix with the parameters), and before these caps a 1 MB
 ``search_values`` text kept the server busy for 7.7 s outside any timeout
-(issue 43). The caps are far above what an assistant sends for a real question
+(docs/design/mcp.md, "Inputs and parameters"). The caps are far above what an assistant sends for a real question
 and keep each call's own work to milliseconds.
 
 A result travels to the client as one JSON-RPC message. The official client

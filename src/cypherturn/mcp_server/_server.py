@@ -41,7 +41,7 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
 from cypherturn.errors import CypherTurnError
-from cypherturn.graph._engine import timeout_promise_s
+from cypherturn.graph import timeout_promise_s
 from cypherturn.mcp_server._limits import (
     MAX_LABELS,
     MAX_NAME_CHARS,
@@ -50,14 +50,14 @@ from cypherturn.mcp_server._limits import (
     MAX_QUESTION_CHARS,
     MAX_TEXT_CHARS,
 )
-from cypherturn.mcp_server._service import (
+from cypherturn.mcp_server._results import (
     AskResult,
-    GraphService,
     ReadResult,
     SchemaView,
     SearchResult,
     ToolResult,
 )
+from cypherturn.mcp_server._service import GraphService
 from cypherturn.mcp_server._shutdown import Shutdown
 
 __all__ = ["SERVER_NAME", "TOOL_NAMES", "build_server", "serve"]
@@ -161,10 +161,21 @@ def build_server(
         log_level=level,
     )
     workers = _Workers(service.connections)
+    _add_lookup_tools(server, service, workers)
+    _add_read_cypher(server, service, workers)
+    if with_ask:
+        _add_ask(server, service, workers)
+    return server
 
-    def limit(timeout_s: float | None) -> float:
-        asked = service.timeout_s if timeout_s is None else min(timeout_s, service.timeout_s)
-        return timeout_promise_s(asked) + _CALL_MARGIN_S
+
+def _call_limit(service: GraphService, timeout_s: float | None) -> float:
+    """Seconds a read call may take: the engine's promise for its timeout, and a margin."""
+    asked = service.timeout_s if timeout_s is None else min(timeout_s, service.timeout_s)
+    return timeout_promise_s(asked) + _CALL_MARGIN_S
+
+
+def _add_lookup_tools(server: MCPServer[Any], service: GraphService, workers: _Workers) -> None:
+    """Register ``get_schema`` and ``search_values`` on ``server``."""
 
     @server.tool(annotations=_READ_ONLY, structured_output=True)
     async def get_schema(
@@ -177,7 +188,9 @@ def build_server(
         ] = None,
     ) -> Annotated[CallToolResult, SchemaView]:
         """The graph's node labels, relationship types, patterns and property keys with types."""
-        return await workers.read("get_schema", lambda: service.get_schema(labels), limit(None))
+        return await workers.read(
+            "get_schema", lambda: service.get_schema(labels), _call_limit(service, None)
+        )
 
     @server.tool(annotations=_READ_ONLY, structured_output=True)
     async def search_values(
@@ -206,6 +219,10 @@ def build_server(
             lambda: service.search_values(key, text, label, limit),
             timeout_promise_s(service.timeout_s) + _CALL_MARGIN_S,
         )
+
+
+def _add_read_cypher(server: MCPServer[Any], service: GraphService, workers: _Workers) -> None:
+    """Register ``read_cypher`` on ``server``."""
 
     @server.tool(annotations=_READ_ONLY, structured_output=True)
     async def read_cypher(
@@ -242,11 +259,12 @@ def build_server(
             lambda: service.read_cypher(
                 query, params, timeout_s=timeout_s, row_cap=row_cap, repair=repair
             ),
-            limit(timeout_s),
+            _call_limit(service, timeout_s),
         )
 
-    if not with_ask:
-        return server
+
+def _add_ask(server: MCPServer[Any], service: GraphService, workers: _Workers) -> None:
+    """Register ``ask`` on ``server`` (it needs ``service.model``)."""
 
     @server.tool(annotations=_READ_ONLY, structured_output=True)
     async def ask(
@@ -263,8 +281,6 @@ def build_server(
     ) -> Annotated[CallToolResult, AskResult]:
         """Answer a question: a local model writes Cypher (grounded RAS, ras+), run read-only."""
         return await workers.model(lambda: service.ask(question, budget))
-
-    return server
 
 
 class _UvicornServer:

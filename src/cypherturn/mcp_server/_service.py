@@ -21,17 +21,14 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
-import json
 import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from pydantic import BaseModel, Field
-
 from cypherturn import api
-from cypherturn.errors import CypherTurnError, QueryError, WriteRefusedError
+from cypherturn.errors import QueryError, WriteRefusedError
 from cypherturn.graph import (
     DEFAULT_ROW_CAP,
     DEFAULT_TIMEOUT_S,
@@ -42,7 +39,6 @@ from cypherturn.graph import (
     open_engine,
     render_schema_prompt,
 )
-from cypherturn.graph._guard import NUL, find_parameter_problem
 from cypherturn.grounding import (
     Finding,
     GraphIndex,
@@ -52,296 +48,39 @@ from cypherturn.grounding import (
     ground_values,
     repair_query,
 )
+from cypherturn.mcp_server._inputs import (
+    ToolInputError,
+    check_length,
+    checked_params,
+    checked_query,
+)
 from cypherturn.mcp_server._limits import (
     DEFAULT_CONNECTIONS,
     DEFAULT_RESULT_BYTES,
     MAX_LABELS,
     MAX_NAME_CHARS,
-    MAX_PARAMS_BYTES,
-    MAX_QUERY_CHARS,
     MAX_QUESTION_CHARS,
     MAX_TEXT_CHARS,
     fit_rows,
-    json_size,
 )
 from cypherturn.mcp_server._pool import EnginePool
+from cypherturn.mcp_server._results import (
+    AskResult,
+    FindingView,
+    LabelView,
+    PatternView,
+    ReadResult,
+    RelationshipTypeView,
+    SchemaView,
+    SearchResult,
+    StoredValue,
+    ValueMatches,
+    cut_note,
+)
 from cypherturn.models import ChatModel
-from cypherturn.strategies import Attempt, StrategyResult
 
 ASK_STRATEGY = "ras+"
 """The strategy of the ``ask`` tool: RAS grounded in the schema and stored values."""
-
-
-class ToolInputError(CypherTurnError):
-    """A tool call the graph cannot serve: bad arguments, a write, an engine refusal.
-
-    The message is written for the assistant that made the call: it names the
-    offending argument or clause and, where it can, what the graph has instead.
-    """
-
-
-class ToolResult(BaseModel):
-    """What a tool returns: sent once as structured content, with :meth:`summary` as its text."""
-
-    def summary(self) -> str:
-        """A short text for clients that read only the text content (not the result again)."""
-        raise NotImplementedError(type(self).__name__)
-
-
-class LabelView(BaseModel):
-    """One node label: how many nodes carry it and every property key with its type."""
-
-    label: str
-    count: int
-    properties: dict[str, str] = Field(description="Property key -> value type (STRING, ...).")
-
-
-class RelationshipTypeView(BaseModel):
-    """One relationship type: how many relationships and every property key with its type."""
-
-    type: str
-    count: int
-    properties: dict[str, str]
-
-
-class PatternView(BaseModel):
-    """A ``(source)-[:TYPE]->(target)`` pattern that occurs in the graph."""
-
-    source: str
-    type: str
-    target: str
-
-
-class SchemaView(ToolResult):
-    """The graph's schema, whole or projected on some labels.
-
-    Attributes:
-        graph: the graph's name on the engine.
-        labels: the labels shown (all, or those asked for).
-        relationship_types: types that occur in a shown pattern (all types when not projected).
-        patterns: patterns with a shown label at either end.
-        text: the same schema as the compact prompt text Text2Cypher models are given.
-        projected: only some labels are shown.
-    """
-
-    graph: str
-    labels: list[LabelView]
-    relationship_types: list[RelationshipTypeView]
-    patterns: list[PatternView]
-    text: str
-    projected: bool
-
-    def summary(self) -> str:
-        """The text content: the schema as the compact prompt text."""
-        return self.text
-
-
-class StoredValue(BaseModel):
-    """A stored value of a property, and where it is stored."""
-
-    owner: str = Field(description="The label or relationship type holding it.")
-    key: str
-    value: str
-
-
-class ValueMatches(BaseModel):
-    """The stored values of one ``owner.key`` nearest to the searched text, best first."""
-
-    owner: str
-    key: str
-    exact: bool = Field(description="Some entity stores the text exactly.")
-    values: list[str]
-
-
-class SearchResult(ToolResult):
-    """The answer of ``search_values``.
-
-    Attributes:
-        key: the property key searched.
-        text: the text searched for.
-        matches: per label or type holding ``key``, the nearest stored values.
-        elsewhere: other listed properties storing the text (ignoring case).
-    """
-
-    key: str
-    text: str
-    matches: list[ValueMatches]
-    elsewhere: list[StoredValue]
-
-    def summary(self) -> str:
-        """The text content: per owner, whether the text is stored and the nearest values."""
-        lines = [
-            f"{m.owner}.{m.key}: {'stored exactly' if m.exact else 'not stored exactly'}; "
-            f"nearest: {', '.join(repr(v) for v in m.values) or 'none'}"
-            for m in self.matches
-        ]
-        lines += [f"also stored as {e.owner}.{e.key} = {e.value!r}" for e in self.elsewhere]
-        return "\n".join(lines)
-
-
-class FindingView(BaseModel):
-    """One schema or value check finding on a query."""
-
-    code: str
-    message: str
-    suggestions: list[str] = Field(default_factory=list)
-
-    @classmethod
-    def of(cls, finding: Finding) -> FindingView:
-        """The view of a grounding :class:`~cypherturn.grounding.Finding`."""
-        return cls(code=finding.code, message=finding.message, suggestions=finding.suggestions)
-
-
-class ReadResult(ToolResult):
-    """The answer of ``read_cypher``.
-
-    Attributes:
-        query: the query that ran (``submitted`` after the repairs), with ``params``:
-            exactly what the engine executed (it also appends ``LIMIT row_cap + 1``
-            where that keeps the rows the same).
-        submitted: the query as the caller sent it.
-        params: the parameters it ran with.
-        repairs: deterministic repairs applied, each with why it is unambiguous.
-        findings: what the schema and value checks still find in ``query``.
-        columns / rows: the result, plain JSON values (the rows shown).
-        row_count: rows shown in ``rows``.
-        total_rows: rows the query returned (after the row cap); more than
-            ``row_count`` when the result's byte budget cut them.
-        truncated: the row cap cut the result.
-        note: what was cut and what to do about it, or ``None``.
-        elapsed_ms: the engine's wall time, milliseconds.
-    """
-
-    query: str
-    submitted: str
-    params: dict[str, Any] = Field(default_factory=dict)
-    repairs: list[FindingView]
-    findings: list[FindingView]
-    columns: list[str]
-    rows: list[list[Any]]
-    row_count: int
-    total_rows: int
-    truncated: bool
-    note: str | None = None
-    elapsed_ms: float
-
-    def summary(self) -> str:
-        """A few lines for the text content: what ran, the shape of the result, the first rows."""
-        lines = [
-            f"{self.row_count:,} row(s) of {', '.join(self.columns) or 'no columns'} "
-            f"in {self.elapsed_ms:.0f} ms from: {_clip(self.query, 300)}"
-        ]
-        if self.repairs:
-            lines.append("repaired: " + "; ".join(r.message for r in self.repairs))
-        if self.note:
-            lines.append(self.note)
-        lines.append(_preview(self.rows))
-        return "\n".join(lines)
-
-
-class AskAttempt(BaseModel):
-    """One attempt of the ``ask`` tool's strategy, summarised."""
-
-    index: int
-    query: str
-    outcome: str = Field(description="ok: the engine executed it; error: it did not.")
-    error_class: str | None = None
-    error_message: str | None = None
-    row_count: int | None = None
-    verdict: str | None = None
-    repairs: list[str] = Field(default_factory=list, description="Repair codes applied.")
-    findings: list[str] = Field(default_factory=list, description="Finding messages.")
-
-    @classmethod
-    def of(cls, attempt: Attempt) -> AskAttempt:
-        """The summary of a strategy :class:`~cypherturn.strategies.Attempt`."""
-        return cls(
-            index=attempt.index,
-            query=attempt.query,
-            outcome=attempt.outcome,
-            error_class=attempt.error_class.value if attempt.error_class else None,
-            error_message=attempt.error_message,
-            row_count=attempt.row_count,
-            verdict=attempt.verdict,
-            repairs=[r.code for r in attempt.repairs],
-            findings=[f.message for f in attempt.findings],
-        )
-
-
-class AskResult(ToolResult):
-    """The answer of ``ask``: the chosen query, its rows, and the trace summary.
-
-    Attributes:
-        question: the question asked.
-        query: the final query (the selected attempt's).
-        success: the final query executed.
-        columns / rows: its result (empty when it did not execute), the rows shown.
-        total_rows: rows the query returned; more than ``rows`` when the
-            result's byte budget cut them.
-        truncated: the row cap cut the rows.
-        note: what was cut and what to do about it, or ``None``.
-        strategy / model / budget: how it was generated.
-        attempts_used: attempts made.
-        selected_attempt: the attempt the query comes from.
-        attempts: every attempt, summarised.
-        stop_reason: why the strategy stopped before its budget (its wall-clock
-            budget was spent), or ``None``.
-    """
-
-    question: str
-    query: str
-    success: bool
-    columns: list[str]
-    rows: list[list[Any]]
-    total_rows: int = 0
-    truncated: bool
-    note: str | None = None
-    strategy: str
-    model: str
-    budget: int
-    attempts_used: int
-    selected_attempt: int | None
-    attempts: list[AskAttempt]
-    stop_reason: str | None = None
-
-    @classmethod
-    def of(cls, result: StrategyResult, *, result_bytes: int = DEFAULT_RESULT_BYTES) -> AskResult:
-        """The tool's view of a :class:`~cypherturn.strategies.StrategyResult`, rows cut to ``result_bytes``."""
-        final = result.final_result
-        rows = final.rows if final is not None else []
-        shown = fit_rows(rows, result_bytes)
-        return cls(
-            question=result.question,
-            query=result.final_query,
-            success=result.success,
-            columns=final.columns if final is not None else [],
-            rows=shown,
-            total_rows=len(rows),
-            note=_cut_note(len(shown), len(rows), result_bytes),
-            truncated=final.truncated if final is not None else False,
-            strategy=result.strategy,
-            model=result.model,
-            budget=result.budget,
-            attempts_used=result.attempts_used,
-            selected_attempt=result.selected_attempt,
-            attempts=[AskAttempt.of(a) for a in result.attempts],
-            stop_reason=result.stop_reason,
-        )
-
-    def summary(self) -> str:
-        """A few lines for the text content: the answer's query, its shape and first rows."""
-        outcome = "answered" if self.success else "no query executed"
-        lines = [
-            f"{outcome} with {self.attempts_used} attempt(s) of {self.strategy}: "
-            f"{_clip(self.query, 300) or '(no query)'}",
-            f"{len(self.rows):,} row(s) of {', '.join(self.columns) or 'no columns'}",
-        ]
-        if self.stop_reason:
-            lines.append(f"stopped early: {self.stop_reason}")
-        if self.note:
-            lines.append(self.note)
-        lines.append(_preview(self.rows))
-        return "\n".join(lines)
 
 
 class GraphService:
@@ -465,7 +204,7 @@ class GraphService:
                     f"labels names {len(labels):,} labels; this server takes at most {MAX_LABELS}"
                 )
             for label in labels:
-                _check_length("a label in labels", label, MAX_NAME_CHARS)
+                check_length("a label in labels", label, MAX_NAME_CHARS)
         with self._borrow(time.monotonic() + self.timeout_s) as (_, index):
             schema = index.complete_schema()
         projected = bool(labels)
@@ -523,10 +262,10 @@ class GraphService:
         """
         if not text:
             raise ToolInputError("text must not be empty")
-        _check_length("text", text, MAX_TEXT_CHARS)
-        _check_length("key", key, MAX_NAME_CHARS)
+        check_length("text", text, MAX_TEXT_CHARS)
+        check_length("key", key, MAX_NAME_CHARS)
         if label is not None:
-            _check_length("label", label, MAX_NAME_CHARS)
+            check_length("label", label, MAX_NAME_CHARS)
         if not 1 <= limit <= 50:
             raise ToolInputError(f"limit must be between 1 and 50, got {limit}")
         with self._borrow(time.monotonic() + self.timeout_s) as (_, index):
@@ -608,16 +347,8 @@ class GraphService:
                 server's, a write (nothing ran), the time limit passed, or an
                 engine refusal (its class, message, a hint and the check's findings).
         """
-        submitted = query.strip()
-        if not submitted:
-            raise ToolInputError("query must not be empty")
-        _check_length("query", submitted, MAX_QUERY_CHARS)
-        if NUL in submitted:
-            raise ToolInputError(
-                f"query holds a NUL character at offset {submitted.index(NUL)}; "
-                "the engine would read only the text before it"
-            )
-        values = _checked_params(params)
+        submitted = checked_query(query)
+        values = checked_params(params)
         timeout = self._limit("timeout_s", timeout_s, self.timeout_s)
         cap = int(self._limit("row_cap", row_cap, self.row_cap))
         deadline = time.monotonic() + timeout
@@ -628,29 +359,11 @@ class GraphService:
                 "nothing was run and the graph is unchanged"
             )
         with self._borrow(deadline) as (engine, index):
-            current = submitted
-            repairs: list[Finding] = []
-            if repair:
-                current, repairs, report = repair_query(current, index)
-            else:
-                report = check_query(current, index)
-            findings = list(report.findings)
 
-            def run(text: str) -> QueryResult:
+            def execute(text: str, findings: list[Finding]) -> QueryResult:
                 return self._run(engine, text, values, deadline, timeout, cap, findings)
 
-            result = run(current)
-            grounded = ground_values(
-                current,
-                result,
-                index,
-                run=run,
-                result_of=lambda outcome: outcome,
-                repair=repair,
-            )
-            current, result = grounded.query, grounded.outcome
-            repairs += grounded.repairs
-            findings += grounded.findings
+            current, result, repairs, findings = self._read(index, submitted, repair, execute)
         shown = fit_rows(result.rows, self.result_bytes)
         return ReadResult(
             query=current,
@@ -663,9 +376,48 @@ class GraphService:
             row_count=len(shown),
             total_rows=result.row_count,
             truncated=result.truncated,
-            note=_cut_note(len(shown), result.row_count, self.result_bytes),
+            note=cut_note(len(shown), result.row_count, self.result_bytes),
             elapsed_ms=result.elapsed_ms,
         )
+
+    @staticmethod
+    def _read(
+        index: GraphIndex,
+        submitted: str,
+        repair: bool,
+        execute: Callable[[str, list[Finding]], QueryResult],
+    ) -> tuple[str, QueryResult, list[Finding], list[Finding]]:
+        """The schema check and its repairs, the run, and value grounding after it.
+
+        Args:
+            index: the graph's index, for the checks.
+            submitted: the checked query.
+            repair: apply the deterministic repairs.
+            execute: runs a query on the borrowed connection under the call's
+                deadline; the findings it is given go into an engine refusal's message.
+
+        Returns:
+            The query that ran last, its result, the repairs applied and the
+            remaining findings.
+        """
+        current = submitted
+        repairs: list[Finding] = []
+        if repair:
+            current, repairs, report = repair_query(current, index)
+        else:
+            report = check_query(current, index)
+        findings = list(report.findings)
+
+        def run(text: str) -> QueryResult:
+            return execute(text, findings)
+
+        result = run(current)
+        grounded = ground_values(
+            current, result, index, run=run, result_of=lambda outcome: outcome, repair=repair
+        )
+        repairs += grounded.repairs
+        findings += grounded.findings
+        return grounded.query, grounded.outcome, repairs, findings
 
     def _limit(self, name: str, asked: float | None, most: float) -> float:
         if asked is None:
@@ -733,7 +485,7 @@ class GraphService:
             raise ToolInputError("this server has no model: start it with --model to enable ask")
         if not question.strip():
             raise ToolInputError("question must not be empty")
-        _check_length("question", question, MAX_QUESTION_CHARS)
+        check_length("question", question, MAX_QUESTION_CHARS)
         chosen = self.budget if budget is None else budget
         if not 1 <= chosen <= 10:
             raise ToolInputError(f"budget must be between 1 and 10, got {chosen}")
@@ -750,69 +502,6 @@ class GraphService:
                 max_seconds=self.max_seconds,
             )
         return AskResult.of(result, result_bytes=self.result_bytes)
-
-
-def _check_length(name: str, value: str, most: int) -> None:
-    if len(value) > most:
-        raise ToolInputError(
-            f"{name} is {len(value):,} characters long; this server takes at most {most:,}"
-        )
-
-
-def _checked_params(params: dict[str, Any] | None) -> dict[str, Any]:
-    """``params`` if the engine can take them as given, else a ToolInputError naming the parameter."""
-    if not params:
-        return {}
-    try:
-        size = json_size(params)
-    except ValueError as e:  # a value JSON cannot hold (only from Python callers)
-        raise ToolInputError(f"params cannot be written as JSON: {e}") from e
-    if size > MAX_PARAMS_BYTES:
-        raise ToolInputError(
-            f"params take {size:,} bytes as JSON; this server takes at most {MAX_PARAMS_BYTES:,}"
-        )
-    problem = find_parameter_problem(params)
-    if problem is not None:
-        raise ToolInputError(f"params: {problem}")
-    return dict(params)
-
-
-def _cut_note(shown: int, total: int, budget_bytes: int) -> str | None:
-    if shown >= total:
-        return None
-    return (
-        f"{shown:,} of {total:,} rows shown; narrow the query (a result may take at most "
-        f"{budget_bytes:,} bytes of rows)"
-    )
-
-
-def _clip(text: str, most: int) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= most else flat[: most - 1] + "…"
-
-
-def _preview(rows: list[list[Any]], most_rows: int = 5, most_chars: int = 1_000) -> str:
-    """The first rows as JSON lines, for clients that read only the text content."""
-    if not rows:
-        return "no rows"
-    lines = [json.dumps(row, ensure_ascii=False, default=str) for row in rows[:most_rows]]
-    text = _clip_lines(lines, most_chars)
-    more = len(rows) - most_rows
-    return (
-        "first rows:\n" + text + (f"\n... {more:,} more in structuredContent" if more > 0 else "")
-    )
-
-
-def _clip_lines(lines: list[str], most_chars: int) -> str:
-    kept: list[str] = []
-    used = 0
-    for line in lines:
-        if used + len(line) > most_chars:
-            kept.append(line[: max(most_chars - used, 0)] + "…")
-            break
-        kept.append(line)
-        used += len(line) + 1
-    return "\n".join(kept)
 
 
 def _project(schema: GraphSchema, keep: set[str]) -> GraphSchema:

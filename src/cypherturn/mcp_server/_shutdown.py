@@ -5,7 +5,7 @@ always has one it cannot interrupt: over stdio the SDK reads stdin on a worker
 thread that returns only when the client writes or closes its end (a client
 that keeps stdin open kept the server, and its engine, alive past 60 s), and a
 tool call in flight waits on the engine until its query's timeout (up to
-120 s at the default; issue 43). Neither can be cancelled from Python.
+120 s at the default; docs/design/mcp.md, "Signals"). Neither can be cancelled from Python.
 
 So :class:`Shutdown` does not wait for them. On the first signal it asks the
 transport to stop (the HTTP server stops accepting and lets quick requests

@@ -433,8 +433,8 @@ class TurnLoss(BaseModel):
 
     Beside the action-level unreadable rate, it says which end of a turn costs EX: a
     model that submits wrong queries needs better queries, one whose turns end stuck,
-    capped or over the cliff needs to act differently (issue 38; the reasons are
-    :class:`~cypherturn.records.TurnEnd`, CypherTurn App. D.5).
+    capped or over the cliff needs to act differently (the loss-by-cause row of
+    docs/design/metrics.md; the reasons are :class:`~cypherturn.records.TurnEnd`, CypherTurn App. D.5).
 
     Attributes:
         turns: valid turns.

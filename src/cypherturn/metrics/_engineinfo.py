@@ -1,7 +1,8 @@
 """Which graph engine, at which version, executed a run's queries.
 
-Gold answers can depend on the engine (issue 12: FalkorDB and Neo4j differ on
-multi-edge patterns, ``LIMIT`` after ``UNION ALL``, integer ``sum()``), so every
+Gold answers can depend on the engine (FalkorDB and Neo4j differ on multi-edge
+patterns, ``LIMIT`` after ``UNION ALL``, integer ``sum()``: the engine divergence
+audits of docs/design/sessions.md), so every
 run directory records the engine of each graph it was scored on
 (:class:`cypherturn.records.EngineInfo`).
 """

@@ -30,7 +30,7 @@ import datetime as dt
 import math
 import re
 from collections import Counter
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -365,6 +365,35 @@ def columns_permutation(
             return None
         options.sort(key=lambda k: (k != j, k))
         candidates.append(options)
+
+    def accept(assignment: list[int]) -> bool:
+        permuted = [[column(j, k)[i] for j, k in enumerate(assignment)] for i in range(len(pred))]
+        return rows_equal(gold, permuted, ordered=ordered, key_columns=key_columns, tol=tol)
+
+    return _first_assignment(candidates, pred_width, accept, max_candidates)
+
+
+def _first_assignment(
+    candidates: list[list[int]],
+    pred_width: int,
+    accept: Callable[[list[int]], bool],
+    max_candidates: int,
+) -> tuple[int, ...] | None:
+    """The first complete assignment ``accept`` takes, searched depth first.
+
+    Gold columns with the fewest candidates are assigned first, each trying its
+    candidates in their order; no predicted column plays two gold columns.
+
+    Args:
+        candidates: per gold column, the predicted columns that may play it.
+        pred_width: number of predicted columns.
+        accept: checks a complete assignment (``assignment[j]`` plays gold column ``j``).
+        max_candidates: cap on complete assignments checked.
+
+    Returns:
+        The accepted assignment, or ``None`` (none, or the cap was reached).
+    """
+    width = len(candidates)
     order = sorted(range(width), key=lambda j: len(candidates[j]))
     assignment = [-1] * width
     used = [False] * pred_width
@@ -374,10 +403,7 @@ def columns_permutation(
         nonlocal checked
         if depth == width:
             checked += 1
-            permuted = [
-                [column(j, k)[i] for j, k in enumerate(assignment)] for i in range(len(pred))
-            ]
-            return rows_equal(gold, permuted, ordered=ordered, key_columns=key_columns, tol=tol)
+            return accept(assignment)
         j = order[depth]
         for k in candidates[j]:
             if used[k]:

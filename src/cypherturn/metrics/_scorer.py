@@ -1,6 +1,6 @@
 """Score turn records: EX, relaxed EX and PSJS, gold results cached, sessions in parallel.
 
-Work per turn (issue 4, item 11): the gold query's result and provenance come
+Work per turn (docs/design/psjs-rewrite.md, "One execution for EX and PSJS"): the gold query's result and provenance come
 from a :class:`GoldCache` keyed by (graph, gold query) and computed once; the
 predicted query is executed once, its provenance rewrite giving EX and PSJS
 together (:func:`execute_with_provenance`). Sessions are scored on a thread pool;
@@ -457,18 +457,7 @@ class Scorer:
         """
         gold = self.gold(record.graph, record.gold_cypher)
         if gold.result is None:
-            return TurnScore(
-                record=record,
-                valid=False,
-                gold_error=gold.error,
-                ex=0,
-                ex_relaxed=0,
-                psjs_status=PsjsStatus.GOLD_UNSUPPORTED,
-                psjs_note="gold query failed",
-                psjs_output_status=PsjsStatus.GOLD_UNSUPPORTED,
-                psjs_output_note="gold query failed",
-                prediction_status=PredictionStatus.NO_PREDICTION,
-            )
+            return _gold_failed(record, gold.error)
         run = None
         if record.predicted_cypher is not None:
             run = self._execute(self.engine(record.graph), record.predicted_cypher)
@@ -516,22 +505,7 @@ class Scorer:
                 executions=run.executions,
             )
             return _with_added_metrics(gold.result, None, failed)
-        ex, ex_relaxed = ex_scores(
-            gold.result,
-            run.result,
-            gold.order,
-            tol=self._tol,
-            max_permutations=self.settings.max_permutations,
-            unordered_columns=gold.unordered_columns,
-        )
-        ex_subset = ex_relaxed or ex_subset_score(
-            gold.result,
-            run.result,
-            gold.order,
-            tol=self._tol,
-            max_permutations=self.settings.max_permutations,
-            unordered_columns=gold.unordered_columns,
-        )
+        ex, ex_relaxed, ex_subset = self._ex(gold, gold.result, run.result)
         scored = TurnScore(
             **common,
             ex=ex,
@@ -543,6 +517,36 @@ class Scorer:
             executions=run.executions,
         )
         return _with_added_metrics(gold.result, run.result, scored)
+
+    def _ex(
+        self, gold: GoldEntry, expected: QueryResult, predicted: QueryResult
+    ) -> tuple[int, int, int]:
+        """EX, relaxed EX and subset EX of an executed prediction (subset only when relaxed fails).
+
+        Args:
+            gold: the gold's run (its order and unordered columns).
+            expected: the gold's result (``gold.result``, known not ``None``).
+            predicted: the prediction's result.
+        """
+        most = self.settings.max_permutations
+        columns = gold.unordered_columns
+        ex, ex_relaxed = ex_scores(
+            expected,
+            predicted,
+            gold.order,
+            tol=self._tol,
+            max_permutations=most,
+            unordered_columns=columns,
+        )
+        ex_subset = ex_relaxed or ex_subset_score(
+            expected,
+            predicted,
+            gold.order,
+            tol=self._tol,
+            max_permutations=most,
+            unordered_columns=columns,
+        )
+        return ex, ex_relaxed, ex_subset
 
     def score(self, records: Iterable[TurnRecord]) -> list[TurnScore]:
         """Score many turns, one session per task on ``settings.workers`` threads.
@@ -576,6 +580,22 @@ class Scorer:
         with self._lock:
             self._stats.seconds += time.perf_counter() - started
         return [score for chunk in chunks for score in chunk]
+
+
+def _gold_failed(record: TurnRecord, error: str | None) -> TurnScore:
+    """The score of a turn whose gold query failed: invalid, PSJS unsupported, nothing compared."""
+    return TurnScore(
+        record=record,
+        valid=False,
+        gold_error=error,
+        ex=0,
+        ex_relaxed=0,
+        psjs_status=PsjsStatus.GOLD_UNSUPPORTED,
+        psjs_note="gold query failed",
+        psjs_output_status=PsjsStatus.GOLD_UNSUPPORTED,
+        psjs_output_note="gold query failed",
+        prediction_status=PredictionStatus.NO_PREDICTION,
+    )
 
 
 def _with_added_metrics(

@@ -8,13 +8,19 @@ Calls obey the limits of their context (:func:`call_limits`): a stop set with
 
 Local GGUF models are also installable as model packs (``qwen2.5-coder-1.5b``,
 ``qwen2.5-coder-0.5b``, ``smollm2-135m``): see :mod:`cypherturn.models._packs`.
+`RejectionLlama` (grammar sampling that checks the drawn token first) subclasses
+``llama_cpp.Llama``, so it is imported on first use: importing this package does
+not load llama.cpp.
 """
+
+from typing import TYPE_CHECKING, Any
 
 from cypherturn.models._base import (
     DEFAULT_TEMPERATURE,
     ChatMessage,
     ChatModel,
     ChatResponse,
+    GuardedChatModel,
     ToolCall,
     ToolSpec,
 )
@@ -40,14 +46,20 @@ from cypherturn.models._packs import (
     PartPackage,
     cache_state,
     ensure_model_file,
+    get_pack,
     installed,
     model_cache_dir,
     strongest_installed,
 )
+from cypherturn.models._prefix_cache import CACHE_DIR_ENV, cache_root
 from cypherturn.models._replay import ReplayChatModel, approximate_tokens
 from cypherturn.models._retry import NO_RETRY, RetryPolicy, call_with_retries
 
+if TYPE_CHECKING:
+    from cypherturn.models._grammar_sampling import RejectionLlama
+
 __all__ = [
+    "CACHE_DIR_ENV",
     "DEFAULT_TEMPERATURE",
     "MODEL_PACKS",
     "MODEL_SCHEMES",
@@ -58,14 +70,17 @@ __all__ = [
     "ChatModel",
     "ChatResponse",
     "GGUFChatModel",
+    "GuardedChatModel",
     "ModelPack",
     "OpenAIChatModel",
     "PartPackage",
+    "RejectionLlama",
     "ReplayChatModel",
     "RetryPolicy",
     "ToolCall",
     "ToolSpec",
     "approximate_tokens",
+    "cache_root",
     "cache_state",
     "call_limits",
     "call_with_retries",
@@ -73,6 +88,7 @@ __all__ = [
     "default_model_name",
     "default_model_path",
     "ensure_model_file",
+    "get_pack",
     "in_own_context",
     "installed",
     "limited_sleep",
@@ -82,3 +98,12 @@ __all__ = [
     "stop_calls",
     "strongest_installed",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """`RejectionLlama` on first use (it imports llama.cpp, about 0.2 s)."""
+    if name == "RejectionLlama":
+        from cypherturn.models._grammar_sampling import RejectionLlama
+
+        return RejectionLlama
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

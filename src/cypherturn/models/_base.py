@@ -12,6 +12,7 @@ __all__ = [
     "ChatMessage",
     "ChatModel",
     "ChatResponse",
+    "GuardedChatModel",
     "ToolCall",
     "ToolSpec",
 ]
@@ -129,6 +130,11 @@ class ChatModel(Protocol):
         """Whether :meth:`chat` accepts a ``grammar`` (GGUF models: llama.cpp GBNF)."""
         ...
 
+    @property
+    def supports_decoding_guards(self) -> bool:
+        """Whether the model is a :class:`GuardedChatModel`: :meth:`chat` takes ``stop`` and ``repetition_guard``."""
+        ...
+
     def chat(
         self,
         messages: list[ChatMessage],
@@ -159,5 +165,47 @@ class ChatModel(Protocol):
                 or does not compile, or was given together with ``tools``.
             ModelUnavailableError: the model cannot be loaded or reached.
             ModelResponseError: the endpoint answered without a usable completion.
+        """
+        ...
+
+
+class GuardedChatModel(ChatModel, Protocol):
+    """A chat model whose :attr:`~ChatModel.supports_decoding_guards` is true (GGUF models).
+
+    Callers ask the property, never the backend's type, before passing the guards.
+    """
+
+    def chat(
+        self,
+        messages: list[ChatMessage],
+        *,
+        temperature: float = DEFAULT_TEMPERATURE,
+        max_tokens: int = 512,
+        seed: int | None = None,
+        tools: Sequence[ToolSpec] | None = None,
+        grammar: str | None = None,
+        on_token: Callable[[str], None] | None = None,
+        stop: Sequence[str] = (),
+        repetition_guard: bool = False,
+    ) -> ChatResponse:
+        """:meth:`ChatModel.chat` with decoding guards.
+
+        Args:
+            messages: the context, oldest first.
+            temperature: sampling temperature.
+            max_tokens: most tokens to generate.
+            seed: sampling seed (``None``: unseeded).
+            tools: functions the model may call.
+            grammar: GBNF text that constrains decoding.
+            on_token: called with each piece of generated text as it arrives.
+            stop: generation ends before the first of these sequences, which is
+                not part of the text (``finish_reason="stop"``).
+            repetition_guard: generation ends once the completion ends in a
+                runaway repetition (``finish_reason="repetition"``).
+
+        Raises:
+            ConfigError: as :meth:`ChatModel.chat`.
+            ModelUnavailableError: the model cannot be loaded.
+            ModelResponseError: no usable completion.
         """
         ...

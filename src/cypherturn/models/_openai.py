@@ -189,6 +189,11 @@ class OpenAIChatModel:
         """False: the chat-completions API has no portable grammar field."""
         return False
 
+    @property
+    def supports_decoding_guards(self) -> bool:
+        """False: the chat-completions API call takes no decoding guards here."""
+        return False
+
     def chat(
         self,
         messages: list[ChatMessage],

@@ -158,6 +158,11 @@ class ReplayChatModel:
         return False
 
     @property
+    def supports_decoding_guards(self) -> bool:
+        """False: recorded responses are returned as they were recorded."""
+        return False
+
+    @property
     def remaining(self) -> int:
         """Number of recorded responses not yet returned."""
         return len(self._responses) - self._next

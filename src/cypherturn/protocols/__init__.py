@@ -57,8 +57,6 @@ from cypherturn.protocols._prompts import (
 from cypherturn.protocols._settings import (
     BUDGET_MULTIPLIERS,
     GUIDED_ACTIONS,
-    ActionFormat,
-    Framing,
     ProtocolSettings,
     TurnOutcome,
 )
@@ -70,6 +68,7 @@ from cypherturn.protocols._variants import (
     get_variant,
     register_variant,
 )
+from cypherturn.protocols._vocabulary import ActionFormat, Framing
 from cypherturn.records import ProtocolName
 from cypherturn.sessions import Session, SessionView
 

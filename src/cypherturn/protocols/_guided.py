@@ -16,7 +16,8 @@ from cypherturn.models import ChatMessage
 from cypherturn.protocols._env import SessionEnv
 from cypherturn.protocols._loop import AskHandler, run_action_loop, turn_end
 from cypherturn.protocols._prompts import action_prompt, fill, with_notes
-from cypherturn.protocols._settings import GUIDED_ACTIONS, Framing, TurnOutcome
+from cypherturn.protocols._settings import GUIDED_ACTIONS, TurnOutcome
+from cypherturn.protocols._vocabulary import Framing
 from cypherturn.sessions import ChainMode, Phenomenon, PlayerTurn, SessionView
 
 __all__ = [
@@ -40,7 +41,10 @@ LAST_ACTION = (
     "Submit your query with SUBMIT_ANSWER (or run it with EXECUTE_CYPHER: "
     "your last executed query counts as your answer)."
 )
-"""What the last-action note adds to the footer before a turn's last action (issue 16)."""
+"""What the last-action note adds to the footer before a turn's last action.
+
+A harness setting beyond the paper: docs/design/protocols.md, "Harness settings beyond the paper".
+"""
 
 
 def guided_footer(left: int, last_action_note: bool = False) -> str:
@@ -72,7 +76,8 @@ def guided_history(
     ``Your query for this turn: <query>`` (or ``... : none``) follows each prior
     utterance: the model's own prediction for that turn, which a follow-up
     ("of those, ...") can extend instead of restating every earlier condition
-    (deviation from App. D.5, issue 16). In the 1.5B model's guided run without it,
+    (deviation from App. D.5: docs/design/protocols.md, "Harness settings beyond
+    the paper"). In the 1.5B model's guided run without it,
     only 7 of the 37 chain turns whose dependency it had answered correctly were
     right: the model dropped the earlier conditions (``What is the total capacity
     of the storehouses above?`` summed every storehouse).
@@ -194,17 +199,7 @@ def play_guided(
         ModelUnavailableError | ModelResponseError | EngineConnectionError: infrastructure failures.
     """
     prompts = env.prompts
-    system = with_notes(
-        fill(
-            prompts["guided_system"],
-            actions=action_prompt(prompts, env.settings.action_format),
-            efficiency=prompts["efficiency"],
-            schema=render_schema(env.executor.schema),
-        ),
-        prompts,
-        output_note=env.settings.output_note,
-        chain_note=env.settings.chain_note,
-    )
+    system = _guided_system(env)
     outcomes: list[TurnOutcome] = []
     for turn in view.turns[len(prior) :]:
         started = time.perf_counter()
@@ -250,3 +245,19 @@ def play_guided(
         env.on_turn(outcome)
         outcomes.append(outcome)
     return outcomes
+
+
+def _guided_system(env: SessionEnv) -> str:
+    """The system prompt of every guided turn: the actions, the schema, and the notes turned on."""
+    prompts = env.prompts
+    return with_notes(
+        fill(
+            prompts["guided_system"],
+            actions=action_prompt(prompts, env.settings.action_format),
+            efficiency=prompts["efficiency"],
+            schema=render_schema(env.executor.schema),
+        ),
+        prompts,
+        output_note=env.settings.output_note,
+        chain_note=env.settings.chain_note,
+    )

@@ -27,7 +27,7 @@ import math
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TypedDict
+from typing import TypedDict, cast
 
 from cypherturn.agent import (
     ActionCall,
@@ -48,7 +48,7 @@ from cypherturn.models import (
     ChatMessage,
     ChatModel,
     ChatResponse,
-    GGUFChatModel,
+    GuardedChatModel,
     ToolCall,
     ToolSpec,
 )
@@ -142,8 +142,8 @@ class ModelCaller:
 
     @property
     def guarded(self) -> bool:
-        """Whether the decoding guards act on this model (GGUF models only)."""
-        return isinstance(self.model, GGUFChatModel)
+        """Whether the decoding guards act on this model (it supports them: GGUF models)."""
+        return self.model.supports_decoding_guards
 
     def __call__(
         self, messages: list[ChatMessage], *, guards: bool = False, resample: bool = False
@@ -152,7 +152,7 @@ class ModelCaller:
 
         Args:
             messages: the context.
-            guards: on a GGUF model, stop at :data:`OBSERVATION_STOPS` and at runaway
+            guards: on a model that supports them (GGUF), stop at :data:`OBSERVATION_STOPS` and at runaway
                 repetition (``finish_reason="repetition"``); other models ignore it.
             resample: sample at :data:`RESAMPLE_TEMPERATURE` at least, seeded by the
                 context's length: the call after a reply the guards stopped or after
@@ -168,8 +168,9 @@ class ModelCaller:
         if resample:
             sampling["temperature"] = max(sampling["temperature"], RESAMPLE_TEMPERATURE)
             sampling["seed"] = (self._seed or 0) + len(messages)
-        if guards and isinstance(self.model, GGUFChatModel):
-            return self.model.chat(
+        if guards and self.guarded:
+            # the property is the model's promise that its chat takes the guards
+            return cast(GuardedChatModel, self.model).chat(
                 messages,
                 **sampling,
                 grammar=self._grammar,
@@ -355,9 +356,7 @@ def run_action_loop(
             the turn instead (``stuck`` set, :data:`STUCK` as the step's observation,
             not performed, one unit charged as for any step; the prediction is the
             fallback, the turn's last executed query). A reply read as no action counts
-            the same way, by its text: the resampled call after a runaway often runs
-            away word for word again (Qwen2.5-Coder-1.5B spent the last 6 units of a
-            session's budget on runaways of one ``NOT IN`` list).
+            the same way, by its text (:class:`_Repeats`).
         taken: steps the harness already took in this turn on the model's behalf
             (``ActionStep.by_harness``); they open the turn's steps, count against
             ``max_actions``, and the model's first step is numbered after them. Their
@@ -373,110 +372,220 @@ def run_action_loop(
         ModelUnavailableError | ModelResponseError: the model failed persistently.
         EngineConnectionError: the engine is unreachable.
     """
-    result = LoopResult(steps=list(taken))
-    asks = 0
-    resample = False
-    performed: dict[tuple[Action | None, str], int] = {}
-    repeats: Counter[tuple[Action | None, str]] = Counter()
-    guarded = guards and getattr(call, "guarded", False)
-    for index in range(len(taken) + 1, max_actions + 1):
+    loop = _TurnLoop(
+        call=call,
+        messages=messages,
+        turn=turn,
+        max_actions=max_actions,
+        executor=executor,
+        ask=ask,
+        on_step=on_step,
+        footer=footer,
+        on_schema=on_schema,
+        grounding=grounding,
+        framing=framing,
+        guards=guards,
+        repeat_guard=repeat_guard,
+        context=context,
+    )
+    return loop.play(taken)
+
+
+_RepeatKey = tuple[Action | None, str]
+"""An action and its payload as the model wrote them; ``None`` and the reply's text for no action."""
+
+
+@dataclass(slots=True)
+class _Repeats:
+    """The repeat guard's memory of a turn: the first step of each action, and its repeats so far.
+
+    A reply read as no action counts by its text: the resampled call after a
+    runaway often runs away word for word again (Qwen2.5-Coder-1.5B spent the
+    last 6 units of a session's budget on runaways of one ``NOT IN`` list).
+    """
+
+    performed: dict[_RepeatKey, int] = field(default_factory=dict)
+    counts: Counter[_RepeatKey] = field(default_factory=Counter)
+
+    def check(
+        self, parsed: ActionCall | ParseFailure, text: str, index: int
+    ) -> tuple[int | None, bool]:
+        """Record step ``index``: the action ``parsed``, or no action with the reply ``text``.
+
+        Returns:
+            The earlier step it repeats (``None``: a first, or a SUBMIT_ANSWER,
+            which is never a repeat), and whether it is the :data:`SETTLED_REPEATS`-th
+            repeat, which ends the turn.
+        """
+        if isinstance(parsed, ActionCall):
+            if parsed.action is Action.SUBMIT_ANSWER:
+                return None, False
+            key: _RepeatKey = (parsed.action, parsed.payload)
+        else:
+            key = (None, text)
+        repeat_of = self.performed.setdefault(key, index)
+        if repeat_of == index:
+            return None, False
+        if self.counts[key] + 1 >= SETTLED_REPEATS:
+            return repeat_of, True
+        self.counts[key] += 1
+        return repeat_of, False
+
+
+@dataclass(slots=True)
+class _TurnLoop:
+    """One turn's action loop (:func:`run_action_loop`, whose arguments the fields are)."""
+
+    call: ModelCaller
+    messages: list[ChatMessage]
+    turn: int
+    max_actions: int
+    executor: ActionExecutor
+    ask: AskHandler
+    on_step: StepSink
+    footer: Callable[[int], str]
+    on_schema: Callable[[str], None] | None
+    grounding: AgentGrounding | None
+    framing: Framing
+    guards: bool
+    repeat_guard: bool
+    context: TurnContext | None
+    asks: int = 0
+    """ASK_USER actions performed so far in the turn."""
+    resample: bool = False
+    """The next call samples (after a repeat or a guard stop)."""
+    repeats: _Repeats = field(default_factory=_Repeats)
+    """The repeat guard's memory of the turn."""
+
+    def play(self, taken: Sequence[ActionStep]) -> LoopResult:
+        """Take steps after ``taken`` until a submission, the last unit, a stuck repeat or an overflow."""
+        result = LoopResult(steps=list(taken))
+        for index in range(len(taken) + 1, self.max_actions + 1):
+            response = self._reply(result)
+            if response is None or self._take(response, index, result):
+                break
+        return result
+
+    def _reply(self, result: LoopResult) -> ChatResponse | None:
+        """The model's next reply; ``None`` (``result.overflow`` set) when the context is too long."""
+        call = self.call
         try:
             # callers without guard support (test doubles of ModelCaller) get the plain call
-            response = (
-                call(messages, guards=guards, resample=resample)
-                if guards or repeat_guard
-                else call(messages)
-            )
+            if self.guards or self.repeat_guard:
+                return call(self.messages, guards=self.guards, resample=self.resample)
+            return call(self.messages)
         except ContextLengthError as e:
             # the model cannot take another action with this context; later turns
             # start from a fresh one, so only this turn ends
-            logger.info("turn %d: %s", turn, e)
+            logger.info("turn %d: %s", self.turn, e)
             result.overflow = str(e)
-            break
+            return None
+
+    def _take(self, response: ChatResponse, index: int, result: LoopResult) -> bool:
+        """Read, perform and log step ``index`` of ``response``; ``True`` when the turn ends."""
         answer, reasoning = split_reasoning(response.text)
-        parsed, tool_call, note = _read_action(response, call.tools is not None)
-        reasoning_tokens = _reasoning_share(response, reasoning)
-        base = ActionStep(
-            turn=turn,
-            step=index,
-            action=None,
-            reply=response.text,
-            prompt_tokens=response.prompt_tokens,
-            output_tokens=response.completion_tokens - reasoning_tokens,
-            reasoning_tokens=reasoning_tokens,
-            model_latency_s=response.latency_s,
-            budget_remaining=max_actions - index,
-            tool_call=tool_call,
+        parsed, tool_call, note = _read_action(response, self.call.tools is not None)
+        base = _step(response, reasoning, self.turn, index, self.max_actions - index, tool_call)
+        self.messages.append(
+            ChatMessage(role="assistant", content=answer, tool_calls=[tool_call])
+            if tool_call is not None
+            else ChatMessage(role="assistant", content=answer or response.text)
         )
-        if tool_call is not None:
-            messages.append(ChatMessage(role="assistant", content=answer, tool_calls=[tool_call]))
-        else:
-            messages.append(ChatMessage(role="assistant", content=answer or response.text))
-        repeat_of: int | None = None
+        repeat_of, stuck = (
+            self.repeats.check(parsed, answer or response.text, index)
+            if self.repeat_guard
+            else (None, False)
+        )
+        if stuck and repeat_of is not None:
+            record = _stuck_step(base, parsed, repeat_of)
+            if isinstance(parsed, ActionCall) and parsed.action is Action.EXECUTE_CYPHER:
+                # the query it kept running, even if another ran in between
+                result.last_executed = result.steps[repeat_of - 1].payload
+            result.steps.append(record)
+            self.on_step(record)
+            result.stuck = index
+            return True
         if isinstance(parsed, ActionCall):
-            key: tuple[Action | None, str] = (parsed.action, parsed.payload)
-            if repeat_guard and parsed.action is not Action.SUBMIT_ANSWER:
-                repeat_of = performed.setdefault(key, index)
-                if repeat_of == index:
-                    repeat_of = None
-                elif repeats[key] + 1 >= SETTLED_REPEATS:
-                    stuck = base.model_copy(
-                        update={
-                            "action": parsed.action,
-                            "payload": parsed.payload,
-                            "observation": STUCK,
-                            "ok": False,
-                            "repeat_of": repeat_of,
-                        }
-                    )
-                    result.steps.append(stuck)
-                    on_step(stuck)
-                    result.stuck = index
-                    if parsed.action is Action.EXECUTE_CYPHER:
-                        # the query it kept running, even if another ran in between
-                        result.last_executed = result.steps[repeat_of - 1].payload
-                    break
-                else:
-                    repeats[key] += 1
-                    note = REPEATED.format(step=repeat_of) + note
-            update = _perform(parsed, executor, ask, asks, on_schema, grounding, context)
             if repeat_of is not None:
-                update["repeat_of"] = repeat_of
-            record = base.model_copy(update=update)
-            if parsed.action is Action.ASK_USER:
-                asks += 1
-            elif parsed.action is Action.EXECUTE_CYPHER:
+                note = REPEATED.format(step=repeat_of) + note
+            record = base.model_copy(update=self._act(parsed))
+            if parsed.action is Action.EXECUTE_CYPHER:
                 result.last_executed = record.payload
         else:
             record = base.model_copy(update={"observation": parsed.message, "ok": False})
-            if repeat_guard:
-                key = (None, answer or response.text)
-                repeat_of = performed.setdefault(key, index)
-                if repeat_of == index:
-                    repeat_of = None
-                elif repeats[key] + 1 >= SETTLED_REPEATS:
-                    stuck = record.model_copy(update={"observation": STUCK, "repeat_of": repeat_of})
-                    result.steps.append(stuck)
-                    on_step(stuck)
-                    result.stuck = index
-                    break
-                else:
-                    repeats[key] += 1
-                    record = record.model_copy(update={"repeat_of": repeat_of})
-        resample = repeat_of is not None or (
+        if repeat_of is not None:
+            record = record.model_copy(update={"repeat_of": repeat_of})
+        guarded = self.guards and getattr(self.call, "guarded", False)
+        self.resample = repeat_of is not None or (
             guarded and isinstance(parsed, ParseFailure) and parsed.message in (REPEATING, CUT_OFF)
         )
         result.steps.append(record)
-        on_step(record)
+        self.on_step(record)
         if record.action is Action.SUBMIT_ANSWER:
             result.submitted = record.payload
-            break
-        messages.append(
-            observation_message(
-                record, f"{note}\n\n{footer(record.budget_remaining)}", tool_call, framing
-            )
+            return True
+        footer = self.footer(record.budget_remaining)
+        self.messages.append(
+            observation_message(record, f"{note}\n\n{footer}", tool_call, self.framing)
         )
-    return result
+        return False
+
+    def _act(self, parsed: ActionCall) -> dict[str, object]:
+        """Perform an action; the step fields it sets (:func:`_perform`)."""
+        update = _perform(
+            parsed,
+            self.executor,
+            self.ask,
+            self.asks,
+            self.on_schema,
+            self.grounding,
+            self.context,
+        )
+        if parsed.action is Action.ASK_USER:
+            self.asks += 1
+        return update
+
+
+def _step(
+    response: ChatResponse,
+    reasoning: str,
+    turn: int,
+    index: int,
+    remaining: int,
+    tool_call: ToolCall | None,
+) -> ActionStep:
+    """A step of the reply ``response``, before its action is read and performed.
+
+    Args:
+        response: the model's reply.
+        reasoning: its reasoning text (:func:`~cypherturn.agent.split_reasoning`),
+            whose share of the output tokens is counted apart.
+        turn: 1-based turn index.
+        index: 1-based step index in the turn.
+        remaining: units left after this step.
+        tool_call: the native tool call of the reply, if any.
+    """
+    reasoning_tokens = _reasoning_share(response, reasoning)
+    return ActionStep(
+        turn=turn,
+        step=index,
+        action=None,
+        reply=response.text,
+        prompt_tokens=response.prompt_tokens,
+        output_tokens=response.completion_tokens - reasoning_tokens,
+        reasoning_tokens=reasoning_tokens,
+        model_latency_s=response.latency_s,
+        budget_remaining=remaining,
+        tool_call=tool_call,
+    )
+
+
+def _stuck_step(base: ActionStep, parsed: ActionCall | ParseFailure, repeat_of: int) -> ActionStep:
+    """The step of a settled repeat: not performed, :data:`STUCK` as its observation."""
+    update: dict[str, object] = {"observation": STUCK, "ok": False, "repeat_of": repeat_of}
+    if isinstance(parsed, ActionCall):
+        update |= {"action": parsed.action, "payload": parsed.payload}
+    return base.model_copy(update=update)
 
 
 _SOURCES: dict[Action | None, str] = {

@@ -13,7 +13,7 @@ from importlib import resources
 from pydantic import BaseModel, ConfigDict
 
 from cypherturn.errors import ConfigError
-from cypherturn.protocols._settings import ActionFormat
+from cypherturn.protocols._vocabulary import ActionFormat
 
 __all__ = [
     "PROMPT_NAMES",
@@ -107,7 +107,8 @@ def action_prompt(prompts: PromptSet, action_format: ActionFormat) -> str:
 def with_notes(system: str, prompts: PromptSet, *, output_note: bool, chain_note: bool) -> str:
     """``system`` followed by the harness's notes that are on: ``output``, then ``chain``.
 
-    Both notes are harness settings of ours, not the paper's (issue 16). The
+    Both notes are harness settings of ours, not the paper's (docs/design/protocols.md,
+    "Harness settings beyond the paper"). The
     ``output`` note states the benchmark's output convention, one column named
     after the property key (``name``), ``count``, or ``<function>_<key>``, which EX
     compares (column names included, CypherTurn §6). The ``chain`` note says how a

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import StrEnum
 from typing import Any
 
 from pydantic import (
@@ -18,13 +17,12 @@ from pydantic import (
 
 from cypherturn.agent import GROUNDING_CHECKS, ActionStep, AgentGrounding, TurnEnd
 from cypherturn.protocols._variants import PROTOCOL_VARIANTS, Variant
+from cypherturn.protocols._vocabulary import ActionFormat, Framing
 from cypherturn.records import ProtocolName
 
 __all__ = [
     "BUDGET_MULTIPLIERS",
     "GUIDED_ACTIONS",
-    "ActionFormat",
-    "Framing",
     "ProtocolSettings",
     "TurnOutcome",
 ]
@@ -33,30 +31,6 @@ GUIDED_ACTIONS = 3
 """Hard cap of actions per turn under the guided protocol (§3.1)."""
 BUDGET_MULTIPLIERS = (3, 5, 10)
 """The agentic budget multipliers m of the paper (B = T x m, §3.1)."""
-
-
-class ActionFormat(StrEnum):
-    """How the model names its action each step (CypherTurn App. D.5)."""
-
-    TEXT = "text"
-    """One JSON object per reply, parsed tolerantly (:func:`cypherturn.agent.parse_action`)."""
-    TOOLS = "tools"
-    """Native tool calling: the five actions are offered as tools (OpenAI ``tools`` on
-    endpoints that support it; grammar-constrained calls on GGUF models). A reply
-    without a tool call is still read as text."""
-
-
-class Framing(StrEnum):
-    """How an observation is introduced to the model (the observation text itself is the paper's)."""
-
-    PAPER = "paper"
-    """``Observation:`` before the text (text format), the bare text as the tool reply (tools)."""
-    EXPLICIT = "explicit"
-    """A header naming its source and saying it is not the model's own writing, e.g.
-    ``Observation from the database (not written by you):`` (both formats); small
-    models otherwise continue the observation format instead of acting (issue 16).
-    The guided history's ``Assistant: [Query Result]`` line becomes ``Result shown
-    to the user (from the database, not written by you):`` for the same reason."""
 
 
 _HARNESS_DEFAULTS: dict[str, Any] = {

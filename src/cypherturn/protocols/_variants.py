@@ -14,12 +14,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import TYPE_CHECKING
 
 from cypherturn._registry import Registry
-
-if TYPE_CHECKING:
-    from cypherturn.protocols._prompts import PromptSet
+from cypherturn.protocols._prompts import PromptSet, fill
 
 __all__ = [
     "PROTOCOL_VARIANTS",
@@ -60,7 +57,7 @@ class TurnBudget:
     remaining: int
 
 
-TurnNote = Callable[["PromptSet", TurnBudget], str]
+TurnNote = Callable[[PromptSet, TurnBudget], str]
 """``note(prompts, budget) -> text`` shown before the history at the start of a turn."""
 
 
@@ -115,9 +112,6 @@ def get_variant(name: str) -> ProtocolVariant:
 
 def _horizon(prompts: PromptSet, budget: TurnBudget) -> str:
     """T, m, the remaining budget and a suggested share of it (appendix F, Disclosed-Horizon)."""
-    # _prompts imports _settings, which imports this module
-    from cypherturn.protocols._prompts import fill
-
     left_turns = budget.total_turns - budget.turn + 1
     text = fill(
         prompts["horizon"],

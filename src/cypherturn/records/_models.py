@@ -95,8 +95,9 @@ UNKNOWN_VERSION: Final = "unknown"
 class EngineInfo(BaseModel):
     """An engine's product name and version, as ``run.json`` records it per graph.
 
-    Gold answers can depend on the engine (issue 12: FalkorDB and Neo4j differ on
-    multi-edge patterns, ``LIMIT`` after ``UNION ALL``, integer ``sum()``), so every
+    Gold answers can depend on the engine (FalkorDB and Neo4j differ on multi-edge
+    patterns, ``LIMIT`` after ``UNION ALL``, integer ``sum()``: the engine divergence
+    audits of docs/design/sessions.md), so every
     run directory records the engine of each graph it was scored on.
 
     Attributes:
@@ -484,7 +485,7 @@ class TurnScore(BaseModel):
 
 
 class ExecutionStats(BaseModel):
-    """Engine work spent by one scoring pass (issue 4, item 11).
+    """Engine work spent by one scoring pass (docs/design/psjs-rewrite.md, "One execution for EX and PSJS").
 
     Attributes:
         predicted_queries: predicted queries that were sent to the engine.

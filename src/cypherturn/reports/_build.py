@@ -4,8 +4,10 @@ The tables follow the papers' layouts: the main table is CypherTurn Table 2
 (EX, PSJS, SEM, CER, Tok/S per model and protocol, with relaxed EX and QER
 beside them); breakdowns are appendix E; cost, cliff and action usage are
 Tables 18, 19 and 25; QER tables are RAS Tables 3 and 4. The loss-by-cause table
-(wrong turns by why their turn ended, with the unreadable-action rate) and the
-simulator caveat of the pairwise comparisons are issue 38's.
+(wrong turns by why their turn ended, with the unreadable-action rate;
+docs/design/metrics.md) and the simulator caveat of the pairwise comparisons
+(docs/design/protocols.md, "One simulator for compared agentic runs") are not the
+papers'.
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ from cypherturn.records import (
     BASE_VARIANT,
     METRICS_VERSION,
     EngineInfo,
+    QerEpisode,
     RunData,
     TurnEnd,
     TurnScore,
@@ -320,7 +323,8 @@ def _cer_table(positions: dict[str, dict[int, float | None]]) -> Table:
 def _comparison_table(
     groups: dict[SystemKey, list[TurnScore]], n_resamples: int, seed: int
 ) -> Table | None:
-    # models compared under one setting, and one model's harnesses compared (issue 16's ablation)
+    # models compared under one setting, and one model's harnesses compared (the paired
+    # ablation of the harness settings, docs/design/metrics.md)
     by_setting: dict[tuple[str, ...], list[SystemKey]] = defaultdict(list)
     for system in groups:
         by_setting[("setting", *map(str, system[1:]))].append(system)
@@ -600,34 +604,7 @@ def build_report(
     if len(versions) > 1:
         logger.warning("the runs mix metric definitions %s", sorted(versions))
     if scores:
-        groups = group_by_system(scores)
-        report.summaries = summarize(scores)
-        labels = [system_label(system) for system in groups]
-        for system, turns in groups.items():
-            report.ex_ci[system_label(system)] = bootstrap_ci(
-                session_totals(turns), n_resamples=n_resamples, seed=seed
-            )
-            report.ex_by_position[system_label(system)] = ex_by_position(turns)
-            report.cer_by_position[system_label(system)] = cer_by_position(turns)
-            if system[1] == "agentic" and system[3] == BASE_VARIANT:
-                ci = report.ex_ci[system_label(system)]
-                series = f"{system[0]} [{system[4]}]" if system[4] else system[0]
-                report.budget_series.setdefault(series, {})[system[2]] = (
-                    ci.estimate,
-                    ci.low,
-                    ci.high,
-                )
-        report.tables.append(_main_table(report.summaries, report.ex_ci, n_resamples))
-        report.tables.append(_cost_table(report.summaries))
-        report.tables.append(_loss_table(turn_losses(scores)))
-        actions = _actions_table(report.summaries)
-        if actions.rows:
-            report.tables.append(actions)
-        report.tables += [_breakdown_table(scores, dim, labels) for dim in BREAKDOWN_DIMENSIONS]
-        report.tables.append(_cer_table(report.cer_by_position))
-        for extra in (_comparison_table(groups, n_resamples, seed), _rank_table(report.summaries)):
-            if extra is not None:
-                report.tables.append(extra)
+        _add_bench(report, scores, n_resamples, seed)
     if answers:
         golds = [
             (run.answers[0].ask_set if run.answers else run.path.name, check)
@@ -637,17 +614,56 @@ def build_report(
         report.tables += ask_tables(answers, golds, n_resamples=n_resamples, seed=seed)
     report.tables.append(_runs_table(report.provenance))
     if episodes:
-        report.qer_curves = qer_curves(episodes)
-        scaled = [c.budget for c in report.qer_curves if c.strategy in ("is", "ras")]
-        n = min([qer_n, *scaled])
-        report.tables += _qer_tables(report.qer_curves, n)
-        report.tables += qer_answer_tables(
-            report.qer_curves,
-            n,
-            None if qer_answers is None else qer_answers.answers,
-            None if qer_answers is None else qer_answers.gold_version,
-        )
-        report.gold_version = None if qer_answers is None else qer_answers.gold_version
-        extras = (qer_error_class_table(episodes, n), qer_cost_table(episodes))
-        report.tables += [table for table in extras if table is not None]
+        _add_qer(report, episodes, qer_n, qer_answers)
     return report
+
+
+def _add_bench(report: Report, scores: list[TurnScore], n_resamples: int, seed: int) -> None:
+    """Add the benchmark's summaries, CIs, per-position series, budget series and tables to ``report``."""
+    groups = group_by_system(scores)
+    report.summaries = summarize(scores)
+    labels = [system_label(system) for system in groups]
+    for system, turns in groups.items():
+        report.ex_ci[system_label(system)] = bootstrap_ci(
+            session_totals(turns), n_resamples=n_resamples, seed=seed
+        )
+        report.ex_by_position[system_label(system)] = ex_by_position(turns)
+        report.cer_by_position[system_label(system)] = cer_by_position(turns)
+        if system[1] == "agentic" and system[3] == BASE_VARIANT:
+            ci = report.ex_ci[system_label(system)]
+            series = f"{system[0]} [{system[4]}]" if system[4] else system[0]
+            report.budget_series.setdefault(series, {})[system[2]] = (
+                ci.estimate,
+                ci.low,
+                ci.high,
+            )
+    report.tables.append(_main_table(report.summaries, report.ex_ci, n_resamples))
+    report.tables.append(_cost_table(report.summaries))
+    report.tables.append(_loss_table(turn_losses(scores)))
+    actions = _actions_table(report.summaries)
+    if actions.rows:
+        report.tables.append(actions)
+    report.tables += [_breakdown_table(scores, dim, labels) for dim in BREAKDOWN_DIMENSIONS]
+    report.tables.append(_cer_table(report.cer_by_position))
+    for extra in (_comparison_table(groups, n_resamples, seed), _rank_table(report.summaries)):
+        if extra is not None:
+            report.tables.append(extra)
+
+
+def _add_qer(
+    report: Report, episodes: list[QerEpisode], qer_n: int, qer_answers: QerAnswers | None
+) -> None:
+    """Add the QER curves and tables at the scaled budget (at most ``qer_n``) to ``report``."""
+    report.qer_curves = qer_curves(episodes)
+    scaled = [c.budget for c in report.qer_curves if c.strategy in ("is", "ras")]
+    n = min([qer_n, *scaled])
+    report.tables += _qer_tables(report.qer_curves, n)
+    report.tables += qer_answer_tables(
+        report.qer_curves,
+        n,
+        None if qer_answers is None else qer_answers.answers,
+        None if qer_answers is None else qer_answers.gold_version,
+    )
+    report.gold_version = None if qer_answers is None else qer_answers.gold_version
+    extras = (qer_error_class_table(episodes, n), qer_cost_table(episodes))
+    report.tables += [table for table in extras if table is not None]

@@ -1,8 +1,9 @@
 """Completing records written before they named their end, action counts and simulator.
 
 :class:`~cypherturn.records.TurnRecord` gained ``end``, ``model_actions``,
-``unreadable_actions`` and ``sim_model`` with issue 38. A bench run directory
-recorded earlier still holds what they say: each session log's ``turn_end`` event
+``unreadable_actions`` and ``sim_model`` after some runs were committed (the
+loss-by-cause row of docs/design/metrics.md; docs/design/protocols.md, "One
+simulator for compared agentic runs"). A bench run directory recorded earlier still holds what they say: each session log's ``turn_end`` event
 names why the turn ended and its ``step`` events are the actions, and
 ``bench_config.json`` names the simulator. This module reads them back, so the
 committed runs under ``docs/results`` report their loss by cause and their

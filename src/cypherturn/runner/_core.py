@@ -25,11 +25,12 @@ One mechanism for both (:func:`cypherturn.runner.run_benchmark` and
 from __future__ import annotations
 
 import contextvars
+import functools
 import json
 import logging
 import queue
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from pathlib import Path
 from typing import Any, Final, TypeVar
@@ -168,6 +169,51 @@ class _DaemonPool:
             self._queue.put(None)
 
 
+def _hand_over(
+    futures: Iterable[Future[R]],
+    order: Mapping[Future[R], int],
+    tasks: Sequence[T],
+    on_done: Callable[[T, R], None],
+    on_failed: Callable[[T, ModelError | EngineConnectionError], None],
+) -> BaseException | None:
+    """Deliver finished futures in submission order; return the first error that is not infrastructure.
+
+    Args:
+        futures: finished (or cancelled) futures of :func:`run_batch`.
+        order: each future's task number.
+        tasks: the batch's tasks.
+        on_done: receives a task and its result.
+        on_failed: receives a task whose play raised one of :data:`INFRA_ERRORS`.
+    """
+    fatal: BaseException | None = None
+    for future in sorted(futures, key=order.__getitem__):
+        task = tasks[order[future]]
+        if future.cancelled():
+            continue
+        error = future.exception()
+        if error is None:
+            on_done(task, future.result())
+        elif isinstance(error, INFRA_ERRORS):
+            logger.warning("infrastructure failure, recorded and skipped: %s", error)
+            on_failed(task, error)
+        elif fatal is None:
+            fatal = error
+    return fatal
+
+
+def _interrupted(stop: threading.Event, pending: set[Future[R]], grace_s: float) -> list[Future[R]]:
+    """Stop an interrupted batch: abandon model calls, cancel what has not started, wait ``grace_s``.
+
+    Returns:
+        The pending futures that are done after the grace (finished or cancelled).
+    """
+    stop_calls(stop)
+    for future in pending:
+        future.cancel()
+    wait(pending, timeout=grace_s)
+    return [f for f in pending if f.done()]
+
+
 def run_batch(
     tasks: Sequence[T],
     play: Callable[[T], R],
@@ -220,22 +266,9 @@ def run_batch(
     order: dict[Future[R], int] = {}
     pending: set[Future[R]] = set()
 
-    def hand_over(futures: Iterable[Future[R]]) -> BaseException | None:
-        """Deliver finished futures in submission order; return the first other error."""
-        fatal: BaseException | None = None
-        for future in sorted(futures, key=order.__getitem__):
-            task = tasks[order[future]]
-            if future.cancelled():
-                continue
-            error = future.exception()
-            if error is None:
-                on_done(task, future.result())
-            elif isinstance(error, INFRA_ERRORS):
-                logger.warning("infrastructure failure, recorded and skipped: %s", error)
-                on_failed(task, error)
-            elif fatal is None:
-                fatal = error
-        return fatal
+    hand_over = functools.partial(
+        _hand_over, order=order, tasks=tasks, on_done=on_done, on_failed=on_failed
+    )
 
     def drain(limit: int) -> None:
         nonlocal pending
@@ -255,11 +288,8 @@ def run_batch(
                 drain(2 * concurrency - 1)
             drain(0)
     except BaseException:
-        stop_calls(stop)
-        for future in pending:
-            future.cancel()
-        wait(pending, timeout=grace_s)
-        hand_over(f for f in pending if f.done())
+        # the outcomes of the tasks that finished in the grace are handed over, then it propagates
+        hand_over(_interrupted(stop, pending, grace_s))
         raise
     finally:
         pool.shutdown()

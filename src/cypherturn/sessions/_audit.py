@@ -49,7 +49,7 @@ __all__ = [
 ]
 
 MAX_ROWS = 1_000
-"""Largest useful gold result (rows); bigger results are rejected (issue 7, audits)."""
+"""Largest useful gold result (rows); bigger results are rejected (docs/design/sessions.md, audits)."""
 
 
 class AuditCode(StrEnum):

@@ -1,8 +1,9 @@
 """Engine-divergence audits: golds whose answer FalkorDB and Neo4j give differently.
 
-Each class below was demonstrated on the FalkorDB build cypherturn ships
-(``tests/sessions/test_divergence.py`` runs every demonstration on the real
-engine). A gold that falls into one is engine-dependent: the generator drops
+Each class below is a quirk of FalkorDB's dialect
+(:data:`cypherturn.graph.FALKORDB_DIALECT`, which names them), demonstrated on
+the build cypherturn ships (``tests/sessions/test_divergence.py`` runs every
+demonstration on the real engine). A gold that falls into one is engine-dependent: the generator drops
 it, the build report counts the golds of each class that were written (0),
 and the importer labels an official gold that hits one.
 
@@ -31,7 +32,7 @@ class                          rule (what is flagged)
 ``temporal_component_filter``  a WHERE comparison on a component of an indexed temporal
                                property (``c.reportDate.month = 9``): FalkorDB answers it from
                                the index and matches nothing (the grounding check's
-                               ``engine_pitfall``, :func:`cypherturn.grounding.check_query`).
+                               ``engine_pitfall``, :func:`cypherturn.grounding.engine_pitfalls`).
 =============================  ============================================================
 """
 
@@ -51,12 +52,14 @@ from cypherturn.cypher import (
     SingleQuery,
     Token,
     TokenKind,
+    bracket_depths,
     parse_query,
+    token_at,
     tokenize,
 )
 from cypherturn.errors import CypherParseError, QueryError
 from cypherturn.graph import GraphEngine
-from cypherturn.grounding import check_query, graph_index
+from cypherturn.grounding import engine_pitfalls
 from cypherturn.sessions._audit import AuditCode, AuditFinding
 from cypherturn.sessions._format import GoldResult
 
@@ -92,32 +95,31 @@ _SUM_CALL = re.compile(r"^\s*sum\s*\(\s*(DISTINCT\s+)?(.*)\)\s*$", re.IGNORECASE
 
 
 def _balanced(text: str) -> bool:
-    """True when ``text`` never closes a parenthesis it did not open (one call's argument)."""
-    depth = 0
-    for ch in text:
-        depth += {"(": 1, ")": -1}.get(ch, 0)
-        if depth < 0:
-            return False
-    return depth == 0
+    """True when ``text`` never closes a bracket it did not open (one call's argument)."""
+    try:
+        bracket_depths(tokenize(text, lenient=True))
+    except CypherParseError:
+        return False
+    return True
 
 
 def _finding(turn_index: int, code: AuditCode, message: str) -> AuditFinding:
     return AuditFinding(turn_index, code, message)
 
 
-def _clause_where(tokens: Sequence[Token], start: int, end: int) -> int | None:
+def _clause_where(
+    tokens: Sequence[Token], depths: Sequence[int], start: int, end: int
+) -> int | None:
     """Index (into ``tokens``) of the clause's own WHERE keyword, outside any bracket."""
-    depth = 0
-    for i, tok in enumerate(tokens):
-        if tok.start < start or tok.start >= end:
-            continue
-        if tok.is_punct("(", "[", "{"):
-            depth += 1
-        elif tok.is_punct(")", "]", "}"):
-            depth -= 1
-        elif depth == 0 and tok.is_name("WHERE"):
-            return i
-    return None
+    first = token_at(tokens, start)
+    return next(
+        (
+            i
+            for i in range(first, token_at(tokens, end))
+            if depths[i] == depths[first] and tokens[i].is_name("WHERE")
+        ),
+        None,
+    )
 
 
 def _read_names(tokens: Sequence[Token], first: int, end: int) -> set[str]:
@@ -168,10 +170,11 @@ def _filter_after_limit(
     turn_index: int, query: str, part: SingleQuery, tokens: Sequence[Token]
 ) -> list[AuditFinding]:
     limited: set[str] = set()
+    depths = bracket_depths(tokens, lenient=True)
     for clause in part.clauses:
         if not isinstance(clause, MatchClause | Projection):
             continue
-        where = _clause_where(tokens, clause.start, clause.end)
+        where = _clause_where(tokens, depths, clause.start, clause.end)
         own_cut = isinstance(clause, Projection) and clause.limit
         if where is not None:
             read = _read_names(tokens, where + 1, clause.end)
@@ -269,8 +272,8 @@ def text_divergences(turn_index: int, gold: str) -> list[AuditFinding]:
         ['union_limit']
     """
     try:
-        parsed = parse_query(gold)
         tokens = tokenize(gold)
+        parsed = parse_query(gold, tokens=tokens)
     except CypherParseError:
         return []
     return _text_findings(turn_index, gold, parsed, tokens)
@@ -367,11 +370,7 @@ class DivergenceAuditor:
         )
         if not chained:
             return []
-        pitfalls = [
-            f
-            for f in check_query(gold, graph_index(self.engine)).findings
-            if f.code == "engine_pitfall" and f.span is not None
-        ]
+        pitfalls = [f for f in engine_pitfalls(tokens) if f.span is not None]
         if not pitfalls:
             return []
         indexed = self._indexed_keys()
@@ -444,8 +443,8 @@ class DivergenceAuditor:
             QueryError: a probe failed on the engine.
         """
         try:
-            parsed = parse_query(gold)
             tokens = tokenize(gold)
+            parsed = parse_query(gold, tokens=tokens)
         except CypherParseError:
             return []
         findings = _text_findings(turn_index, gold, parsed, tokens)

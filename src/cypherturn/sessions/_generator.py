@@ -1,8 +1,8 @@
 """The session generator: ``(world, seed) -> sessions``, every gold verified by execution.
 
 For each turn the generator draws a phenomenon (balanced over the world's
-sessions, never two aggregations or two CONTRASTs in a row), lets the
-:class:`~._planner.Planner` build a candidate skeleton, composes the gold
+sessions, never two aggregations or two CONTRASTs in a row), lets its plan
+(:func:`~._plans.plan_turn`) build a candidate skeleton, composes the gold
 (:mod:`._compose`), executes it on the engine and runs the audits
 (:mod:`._audit`): size, aggregate label, duplicate gold, consecutive
 aggregation, CONTRAST entity type, ties at every ORDER BY ... LIMIT, the
@@ -42,6 +42,7 @@ from cypherturn.sessions._focus import Answer, Candidate, Record, answers_equal
 from cypherturn.sessions._format import GoldResult, Session, Turn, canonical_rows
 from cypherturn.sessions._hints import WorldHints, load_hints
 from cypherturn.sessions._planner import Planner
+from cypherturn.sessions._plans import plan_turn
 from cypherturn.sessions._profile import WorldProfile, build_profile, load_snapshot
 from cypherturn.sessions._templates import TemplateBank, load_bank
 from cypherturn.sessions._vocab import (
@@ -188,7 +189,7 @@ class SessionGenerator:
     def _extend(self, state: _SessionState, index: int, phenomenon: Phenomenon | None) -> bool:
         fresh = phenomenon is None or phenomenon is Phenomenon.TOPIC_SHIFT
         for _ in range(_FRESH_ATTEMPTS if fresh else _ATTEMPTS):
-            candidate = state.planner.make(phenomenon)
+            candidate = plan_turn(state.planner, phenomenon)
             if candidate is None:
                 self.rejections["does_not_fit"] += 1
                 continue

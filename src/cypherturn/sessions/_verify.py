@@ -125,26 +125,8 @@ def verify_session(
     previous: Turn | None = None
     for turn in turns:
         index = turn.turn_index
-        findings += audit_agg_label(index, turn.phenomena, turn.gold_cypher)
-        findings += audit_duplicate_gold(
-            index, turn.gold_cypher, previous.gold_cypher if previous else None
-        )
-        findings += audit_consecutive_aggregation(
-            index, turn.phenomena, previous.phenomena if previous else None
-        )
         prior = by_index.get(turn.depends_on) if turn.depends_on is not None else None
-        if Phenomenon.CONTRAST in turn.phenomena and prior is not None:
-            findings += audit_contrast_type(index, turn.gold_cypher, prior.gold_cypher)
-        if composed is not None and normalize_cypher(composed[index - 1].gold) != normalize_cypher(
-            turn.gold_cypher
-        ):
-            findings.append(
-                AuditFinding(
-                    index,
-                    AuditCode.SKELETON_MISMATCH,
-                    "gold differs from its skeleton's composition",
-                )
-            )
+        findings += _text_findings(turn, previous, prior, composed)
         previous = turn
         try:
             result = engine.execute(turn.gold_cypher, timeout_s=timeout_s, row_cap=max_rows + 1)
@@ -172,4 +154,36 @@ def verify_session(
                 )
             if finding is not None:
                 findings.append(finding)
+    return findings
+
+
+def _text_findings(
+    turn: Turn, previous: Turn | None, prior: Turn | None, composed: list[ComposedTurn] | None
+) -> list[AuditFinding]:
+    """The audits of a turn's gold that read its text, without running it.
+
+    Args:
+        turn: the audited turn.
+        previous: the turn before it (``None`` for the first).
+        prior: the turn it depends on (``None`` when independent).
+        composed: the session's skeletons composed, one per turn (``None``: no skeletons).
+    """
+    index = turn.turn_index
+    findings = audit_agg_label(index, turn.phenomena, turn.gold_cypher)
+    findings += audit_duplicate_gold(
+        index, turn.gold_cypher, previous.gold_cypher if previous else None
+    )
+    findings += audit_consecutive_aggregation(
+        index, turn.phenomena, previous.phenomena if previous else None
+    )
+    if Phenomenon.CONTRAST in turn.phenomena and prior is not None:
+        findings += audit_contrast_type(index, turn.gold_cypher, prior.gold_cypher)
+    if composed is not None and normalize_cypher(composed[index - 1].gold) != normalize_cypher(
+        turn.gold_cypher
+    ):
+        findings.append(
+            AuditFinding(
+                index, AuditCode.SKELETON_MISMATCH, "gold differs from its skeleton's composition"
+            )
+        )
     return findings

@@ -1,4 +1,6 @@
-"""What a player of a session may see: the session without its golds (issue 38, item 5).
+"""What a player of a session may see: the session without its golds.
+
+Why: docs/design/protocols.md, "What players see: the session view".
 
 The players are the evaluated model's protocols (:mod:`cypherturn.protocols`) and
 the user simulator (:class:`cypherturn.agent.UserSimulator`). They get a

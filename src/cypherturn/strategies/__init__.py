@@ -29,18 +29,16 @@ from cypherturn.strategies._records import (
     StrategyResult,
     Verdict,
 )
-from cypherturn.strategies._scaling import (
-    EMPTY_EXTRACTION_MESSAGE,
+from cypherturn.strategies._registry import (
     GROUNDED,
     STRATEGIES,
     STRATEGY_NAMES,
-    Strategy,
     StrategyFactory,
-    TokenCallback,
     get_strategy,
     register_strategy,
     strategy_names,
 )
+from cypherturn.strategies._scaling import EMPTY_EXTRACTION_MESSAGE, Strategy, TokenCallback
 
 __all__ = [
     "DEFAULT_BUDGET",

@@ -21,23 +21,28 @@ import re
 
 from markdown_it import MarkdownIt
 
-from cypherturn.cypher import TokenKind, tokenize, unescape_markdown
+from cypherturn.cypher import (
+    BOOLEAN_WORDS,
+    CLAUSE_KEYWORDS,
+    CLAUSE_STARTS,
+    TokenKind,
+    tokenize,
+    unescape_markdown,
+)
 
 __all__ = ["extract_cypher"]
 
-CLAUSE_KEYWORDS = frozenset(
-    {
-        "MATCH", "OPTIONAL", "WITH", "UNWIND", "RETURN", "CALL", "CREATE", "MERGE", "DELETE",
-        "DETACH", "SET", "REMOVE", "FOREACH", "LOAD", "USE", "EXPLAIN", "PROFILE", "CYPHER", "SHOW",
-    }
-)  # fmt: skip
-"""Words an openCypher statement can start with."""
+STATEMENT_STARTS = CLAUSE_STARTS | {"EXPLAIN", "PROFILE", "CYPHER", "SHOW"}
+"""Words an openCypher statement can start with: a clause, or a prefix of the whole statement."""
 
-CONTINUATION_KEYWORDS = CLAUSE_KEYWORDS | frozenset(
-    {
-        "WHERE", "ORDER", "SKIP", "LIMIT", "AND", "OR", "XOR", "NOT", "UNION", "YIELD", "ON", "AS",
-        "ASC", "DESC", "ASCENDING", "DESCENDING", "CASE", "WHEN", "THEN", "ELSE", "END", "DISTINCT",
-    }
+CONTINUATION_KEYWORDS = (
+    STATEMENT_STARTS
+    | frozenset(CLAUSE_KEYWORDS)
+    | BOOLEAN_WORDS
+    | frozenset(
+        {"YIELD", "ON", "AS", "ASC", "DESC", "ASCENDING", "DESCENDING", "CASE", "WHEN", "THEN",
+         "ELSE", "END", "DISTINCT"}
+    )
 )  # fmt: skip
 """Words a line inside a multi-line statement can start with."""
 
@@ -62,7 +67,7 @@ _SENTENCE = re.compile(
     r"^[A-Z][a-z'\u2019]*\s+[a-z'\u2019]+[,.:;!?]?\s+[a-z'\u2019]+[,.:;!?]?(?:\s|$)"
 )
 _MARKDOWN_LINE = re.compile(r"^(?:#{1,6}\s|\*\*|[-*+]\s|\d+[.)]\s|>\s?|`{3,}|~{3,})")
-_AFTER_COLON = re.compile(r"[:\uff1a]\s*(?=(?:" + "|".join(sorted(CLAUSE_KEYWORDS)) + r")\b)")
+_AFTER_COLON = re.compile(r"[:\uff1a]\s*(?=(?:" + "|".join(sorted(STATEMENT_STARTS)) + r")\b)")
 # A lead-in label such as "Cypher query:", "**Answer:**" or "Final answer:": a few words,
 # optionally bold, ending in a colon that whitespace or the end of the line follows (the
 # colon of a Cypher label, as in ``n:Person``, is followed by the name).
@@ -73,7 +78,7 @@ _LEAD_IN = re.compile(
 # CYPHER starts a statement only as a query prefix: a version or an option, then the query.
 _CYPHER_PREFIX = re.compile(
     r"CYPHER(?:[ \t]+\d+(?:\.\d+)?|[ \t]+\w+[ \t]*=[ \t]*\S+)*[ \t]+(?:"
-    + "|".join(sorted(CLAUSE_KEYWORDS - {"CYPHER"}))
+    + "|".join(sorted(STATEMENT_STARTS - {"CYPHER"}))
     + r")\b",
     re.IGNORECASE,
 )
@@ -217,7 +222,7 @@ def _strip_reasoning(text: str) -> str:
 def _starts_with_clause(code: str) -> bool:
     body = _LEADING_COMMENTS.sub("", code, count=1)
     word = _FIRST_WORD.match(body)
-    if word is None or word.group().upper() not in CLAUSE_KEYWORDS:
+    if word is None or word.group().upper() not in STATEMENT_STARTS:
         return False
     return word.group().upper() != "CYPHER" or _CYPHER_PREFIX.match(body) is not None
 
@@ -278,7 +283,7 @@ def _opens_statement(line: str) -> bool:
     word of a label such as ``Cypher query:`` never does, nor does a bare language line.
     """
     word = _FIRST_WORD.match(line)
-    if word is None or word.group().upper() not in CLAUSE_KEYWORDS:
+    if word is None or word.group().upper() not in STATEMENT_STARTS:
         return False
     if line.strip().lower() in CYPHER_FENCE_TAGS:
         return False

@@ -7,9 +7,7 @@ message m_t (with a corrective instruction) before the next attempt.
 They talk to the model only through :meth:`ChatModel.chat` and to the graph
 only through :meth:`GraphEngine.execute`.
 
-Strategies are found by name in a registry (:func:`register_strategy`,
-:func:`get_strategy`); the built-ins (``single``, ``is``, ``ras``, ``ras+``)
-register themselves at import.
+The registry that names them (and ``ras+``) is ``strategies/_registry.py``.
 """
 
 from __future__ import annotations
@@ -17,11 +15,10 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-from cypherturn._registry import Registry
-from cypherturn.errors import ConfigError, ErrorClass, QueryError, TimeBudgetSpent
+from cypherturn.errors import ErrorClass, QueryError, TimeBudgetSpent
 from cypherturn.graph import GraphEngine, QueryResult
 from cypherturn.models import ChatMessage, ChatModel, ChatResponse, call_limits
 from cypherturn.strategies._budget import TimeBudget
@@ -32,14 +29,10 @@ from cypherturn.strategies._records import Attempt, StrategyConfig, StrategyResu
 
 __all__ = [
     "EMPTY_EXTRACTION_MESSAGE",
-    "STRATEGIES",
-    "STRATEGY_NAMES",
+    "ScalingStrategy",
     "Strategy",
-    "StrategyFactory",
     "TokenCallback",
-    "get_strategy",
-    "register_strategy",
-    "strategy_names",
+    "attempt_record",
 ]
 
 logger = logging.getLogger(__name__)
@@ -100,7 +93,7 @@ class Strategy(Protocol):
 
 
 @dataclass(frozen=True, slots=True)
-class _ScalingStrategy:
+class ScalingStrategy:
     """The loop shared by Algorithms 1 and 2.
 
     Attributes:
@@ -278,104 +271,3 @@ def _feedback(prompts: PromptSet, attempt: Attempt) -> list[ChatMessage]:
     """The (q_t, m_t) turn; an empty extraction shows the model its own raw answer instead."""
     shown = attempt.query or attempt.raw_text.strip()
     return prompts.feedback_turn(shown, attempt.error_message or "")
-
-
-class StrategyFactory(Protocol):
-    """Builds a registered strategy: ``factory(options, on_token=...)``.
-
-    ``options`` is the text after ``NAME:`` in a strategy name (``ras+:check,values``
-    gives ``"check,values"``), ``None`` when the name has no ``:``. A factory that
-    takes no options raises :class:`ConfigError` for any; the strategy it returns
-    names itself in results (``Strategy.name``).
-    """
-
-    def __call__(self, options: str | None, *, on_token: TokenCallback | None) -> Strategy:
-        """The strategy; ConfigError for options it does not take."""
-        ...
-
-
-STRATEGIES: Registry[StrategyFactory] = Registry("strategy")
-"""Every strategy by name: the built-ins, then those added by :func:`register_strategy`."""
-
-
-def register_strategy(name: str, factory: StrategyFactory, *, replace: bool = False) -> None:
-    """Make a strategy available by name to :func:`get_strategy` (and so to the API and CLI).
-
-    Args:
-        name: the name (no ``:``; the part after one goes to the factory as options).
-        factory: builds the strategy (:class:`StrategyFactory`).
-        replace: allow replacing a registered strategy of that name.
-
-    Raises:
-        ConfigError: the name is empty or holds ``:``, or is taken and ``replace`` is false.
-    """
-    if ":" in name:
-        raise ConfigError(f"a strategy name holds no ':', not {name!r}")
-    STRATEGIES.register(name, factory, replace=replace)
-
-
-def strategy_names() -> tuple[str, ...]:
-    """The registered strategy names, in registration order (built-ins first)."""
-    return STRATEGIES.names()
-
-
-def _scaling(strategy: _ScalingStrategy) -> StrategyFactory:
-    def build(options: str | None, *, on_token: TokenCallback | None) -> Strategy:
-        if options is not None:
-            raise ConfigError(f"strategy {strategy.name!r} takes no options, not {options!r}")
-        return replace(strategy, on_token=on_token)
-
-    return build
-
-
-def _grounded(options: str | None, *, on_token: TokenCallback | None) -> Strategy:
-    """``ras+`` (every part on), ``ras+:<part>,<part>`` (only those) or ``ras+:-<part>`` (all but those)."""
-    from cypherturn.strategies._grounded import GroundedStrategy
-    from cypherturn.strategies._records import GroundingParts
-
-    if options is None:
-        return GroundedStrategy(GroundingParts(), on_token=on_token)
-    return GroundedStrategy(GroundingParts.parse(options), on_token=on_token)
-
-
-GROUNDED = "ras+"
-"""Name of the grounded strategy; ``ras+:<part>,<part>`` turns on only the listed parts,
-``ras+:-<part>,-<part>`` every part but those (``ras+:-vote``)."""
-
-register_strategy(
-    "single", _scaling(_ScalingStrategy(name="single", reflect=False, single_pass=True))
-)
-register_strategy("is", _scaling(_ScalingStrategy(name="is", reflect=False)))
-register_strategy("ras", _scaling(_ScalingStrategy(name="ras", reflect=True)))
-register_strategy(GROUNDED, _grounded)
-
-STRATEGY_NAMES = strategy_names()
-"""The built-in strategy names (plus the ``ras+:<parts>`` forms); :func:`strategy_names`
-also lists those registered later."""
-
-
-def get_strategy(name: str, *, on_token: TokenCallback | None = None) -> Strategy:
-    """The strategy with this name, from the registry.
-
-    Args:
-        name: a registered name, or ``NAME:<options>`` for a strategy that takes
-            options. Built-ins: ``single`` (one attempt), ``is`` (Independent
-            Scaling, Algorithm 1), ``ras`` (Reflection-Augmented Scaling,
-            Algorithm 2), ``ras+`` (RAS grounded in the schema and the data,
-            every part on), ``ras+:<part>[,<part>...]`` with only the listed
-            parts on (parts: ``check``, ``values``, ``repair``, ``grammar``,
-            ``select``, ``feedback``, ``greedy``, ``vote``, ``link``), or
-            ``ras+:-<part>[,-<part>...]`` with every part but those.
-        on_token: called with each generated piece of text, for streaming display.
-
-    Returns:
-        The strategy.
-
-    Raises:
-        ConfigError: unknown name (the message lists the registered ones), or
-            options the strategy does not take (an unknown ras+ part).
-    """
-    base, sep, options = name.partition(":")
-    if base not in STRATEGIES:
-        raise STRATEGIES.unknown(name, f" (or {GROUNDED}:<parts>)")
-    return STRATEGIES.get(base)(options if sep else None, on_token=on_token)

@@ -46,7 +46,7 @@ from cypherturn.records import (
     validation_problem,
 )
 from cypherturn.reports import Table, ask_tables, build_report, system_label
-from cypherturn.runner._log import StepLogged, TurnFinished, read_log
+from cypherturn.runner import StepLogged, TurnFinished, read_log
 from cypherturn.sessions import Session, read_sessions
 from cypherturn.strategies import Attempt, StrategyResult
 from cypherturn.viewer._model import (

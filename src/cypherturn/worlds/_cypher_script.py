@@ -8,7 +8,8 @@ and ``MATCH (a:L {name: '...'}), (b:M {name: '...'}) CREATE (a)-[:T]->(b)``.
 
 This module interprets exactly that data-definition subset, without a
 database. The text is read by the shared tokenizer, :func:`cypherturn.cypher.tokenize`
-(the one the read-only guard, the parser and the answer extractor use; issue 13), so
+(the one the read-only guard, the parser and the answer extractor use;
+docs/design/architecture.md, "One Cypher tokenizer"), so
 quotes, backslash escapes, comments and backquoted names are never confused with
 syntax and a ``;`` ends a statement exactly where the tokenizer sees one. A small
 interpreter then applies Cypher's semantics for the clauses it knows — variables

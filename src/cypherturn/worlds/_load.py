@@ -30,7 +30,9 @@ def _fixed_counts(world: World, seed: int, scale: float) -> tuple[int, int] | No
 
 
 def check_complete(engine: GraphEngine, world: World) -> None:
-    """Refuse a graph that holds other counts than ``world``'s default build (issue 43).
+    """Refuse a graph that holds other counts than ``world``'s default build.
+
+    Why: docs/design/engine-reliability.md, "Nothing half-loaded".
 
     A graph that a load left half-written (an engine that loads in place, or a
     cypherturn before loads were staged) or that holds other data under a

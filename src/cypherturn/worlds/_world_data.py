@@ -1,4 +1,6 @@
-"""World declarations as data: the YAML files under ``cypherturn/worlds/data/`` (issue 13).
+"""World declarations as data: the YAML files under ``cypherturn/worlds/data/``.
+
+Why data and not code: docs/design/worlds.md, "One declaration per world, as data".
 
 A synthetic world is a data file and a generator. The data file holds
 everything that is vocabulary or declaration; the generator (a
