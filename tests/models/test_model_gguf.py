@@ -190,7 +190,9 @@ def test_streamed_pieces_make_the_text_and_match_the_unstreamed_completion(
     assert streamed.text == plain.text
     assert streamed.finish_reason == plain.finish_reason
     assert streamed.prompt_tokens == plain.prompt_tokens
-    assert abs(streamed.completion_tokens - plain.completion_tokens) <= 1
+    # a streamed count is the text re-tokenized (chunks carry no usage), and the sampled
+    # tokens need not be the text's canonical tokenization: a few tokens either way
+    assert abs(streamed.completion_tokens - plain.completion_tokens) <= 3
 
 
 def test_the_prompt_prefix_in_memory_is_reported(default_model: GGUFChatModel) -> None:

@@ -113,22 +113,28 @@ def test_ask_stops_promptly_with_a_query_in_flight(tmp_path: Path, how: str) -> 
 
 
 def test_ask_stops_promptly_of_sigterm_with_a_gguf_call_in_flight(tmp_path: Path) -> None:
-    # the bundled model, in process: llama.cpp is aborted in the middle of its decode
-    home = tmp_path / "home"
-    ask = Terminal(
-        ["ask", "How many students are there?", "--graph", "magic_academy",
-         "--model", "smollm2-135m", "--strategy", "single", "--no-answer"],
-        cli_env(home),
-    )  # fmt: skip
-    try:
-        ask.wait_for("attempt 1")  # printed as the model call starts
-        stopped = _stop(ask, "sigterm")
-    finally:
-        ask.close()
+    # the bundled model, in process: llama.cpp is aborted in the middle of its decode. A
+    # 135M model can finish its reply before the signal lands; that try stopped nothing in
+    # flight, so the test tries again (and such a late signal must not break the exit either).
+    for attempt in range(3):
+        home = tmp_path / f"home{attempt}"
+        ask = Terminal(
+            ["ask", "How many students are there?", "--graph", "magic_academy",
+             "--model", "smollm2-135m", "--strategy", "single", "--no-answer"],
+            cli_env(home),
+        )  # fmt: skip
+        try:
+            ask.wait_for("attempt 1")  # printed as the model call starts
+            stopped = _stop(ask, "sigterm")
+        finally:
+            ask.close()
+        assert "Traceback" not in stopped.output
+        assert leftover_processes(home) == []
+        if stopped.exit == ExitCode.TERMINATED:
+            break
+        assert "attempt 1/1" in stopped.output, stopped.output  # it finished first
     assert stopped.exit == ExitCode.TERMINATED, stopped.output
     assert stopped.seconds < LIMIT_S, stopped.seconds
-    assert "Traceback" not in stopped.output
-    assert leftover_processes(home) == []
 
 
 def test_a_stopped_command_leaves_a_server_another_process_holds(

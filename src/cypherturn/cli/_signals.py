@@ -29,6 +29,7 @@ at exit unless another process holds a lease on it.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import signal
@@ -73,6 +74,28 @@ def _interrupt(signum: int, _frame: FrameType | None) -> None:
     _received = signum
     _handled.set()
     raise KeyboardInterrupt
+
+
+def _note_at_exit(signum: int, _frame: FrameType | None) -> None:
+    """A stopping signal while ``atexit`` cleans up: noted, not raised; a second one exits at once.
+
+    The command is ending anyway, and an exception raised inside an ``atexit``
+    callback only interrupts the cleanup it hits (the embedded engine's stop) and is
+    printed as a traceback. The engine's watchdog stops a server a hard exit leaves.
+    """
+    global _received
+    if _handled.is_set():
+        os._exit(128 + signum)
+    _received = signum
+    _handled.set()
+
+
+def _quiet_at_exit() -> None:
+    """Swap the raising handlers for :func:`_note_at_exit` once the interpreter starts to exit."""
+    _handled.clear()
+    for signum in _STOPPING:
+        if signal.getsignal(signum) in (_terminate, _interrupt, signal.default_int_handler):
+            signal.signal(signum, _note_at_exit)
 
 
 def _watch(read_fd: int, stop: threading.Event, main: int) -> None:
@@ -137,6 +160,9 @@ def stoppable() -> Iterator[threading.Event]:
         with call_limits(stop=stop):
             yield stop
     finally:
+        # registered (once) after every cleanup the block registered, so it runs before them
+        atexit.unregister(_quiet_at_exit)
+        atexit.register(_quiet_at_exit)
         signal.set_wakeup_fd(previous)
         if interrupt is signal.default_int_handler:
             signal.signal(signal.SIGINT, interrupt)
