@@ -28,7 +28,10 @@ BASE = frozenset({"errors", "_registry"})
 
 TIERS: tuple[tuple[str, frozenset[str]], ...] = (
     ("foundations", frozenset({"cypher", "graph", "models", "records"})),
-    ("analysis and data", frozenset({"grounding", "worlds", "sessions", "metrics", "answers"})),
+    (
+        "analysis and data",
+        frozenset({"grounding", "worlds", "sessions", "metrics", "answers", "memory"}),
+    ),
     ("players", frozenset({"agent", "strategies", "protocols"})),
     ("runs", frozenset({"runner", "experiments", "reports", "chat"})),
     ("api", frozenset({"api"})),
@@ -46,6 +49,8 @@ ALLOWED: dict[str, frozenset[str]] = {
     "grounding": BASE | {"cypher", "graph"},
     # a scorer needs only a run log and an engine, so any log can be scored
     "metrics": BASE | {"cypher", "graph", "records"},
+    # the memory stores and recalls pairs; it checks a query on the graph, nothing more
+    "memory": BASE | {"graph"},
 }
 """Packages held to a stricter rule than their tier: every package they may import."""
 

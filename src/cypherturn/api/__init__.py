@@ -26,6 +26,8 @@ command                function                        config
 ``qer report``         :func:`qer_report`              :class:`QerReportConfig`
 ``report``             :func:`report`                  :class:`ReportConfig`
 ``doctor``             :func:`doctor`                  keywords
+``learn``              :func:`learn`, :func:`remember`,  keywords
+                       :func:`forget`
 =====================  ==============================  ========================
 
 Example (it needs the ``pole`` graph and a model, so it is not a doctest)::
@@ -41,6 +43,7 @@ from cypherturn.api._ask import (
     AskConfig,
     answer_within_budget,
     ask,
+    memory_examples,
     require_question,
     run_ask,
 )
@@ -80,6 +83,7 @@ from cypherturn.api._engines import (
     official_graph_name,
 )
 from cypherturn.api._hooks import Status, quiet
+from cypherturn.api._memory import forget, graph_memory, learn, remember
 from cypherturn.api._qer import (
     QerQuestionsConfig,
     QerQuestionsResult,
@@ -127,13 +131,18 @@ __all__ = [
     "build_benchmark",
     "connect",
     "doctor",
+    "forget",
+    "graph_memory",
     "import_ask_set",
     "import_benchmark",
+    "learn",
     "load",
+    "memory_examples",
     "official_graph_name",
     "qer_questions",
     "qer_report",
     "quiet",
+    "remember",
     "report",
     "require_question",
     "run_ask",

@@ -10,13 +10,17 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from cypherturn.answers import Answer, answer_in_words, template_answer
 from cypherturn.api._engines import DEFAULT_GRAPH, connect
+from cypherturn.api._memory import graph_memory
 from cypherturn.errors import ConfigError, TimeBudgetSpent
+from cypherturn.memory import DEFAULT_RECALL, Recall
 from cypherturn.models import ChatModel, GGUFChatModel, call_limits, load_model
 from cypherturn.strategies import (
+    FewShotExample,
     StrategyConfig,
     StrategyResult,
     TokenCallback,
     get_strategy,
+    recalled_examples,
     schema_context,
 )
 
@@ -25,6 +29,7 @@ __all__ = [
     "AskConfig",
     "answer_within_budget",
     "ask",
+    "memory_examples",
     "require_question",
     "run_ask",
 ]
@@ -70,6 +75,9 @@ class AskConfig(BaseModel):
             and opening (on first use, loading) the graph are not counted. Once it
             is spent the best verified candidate so far is returned, or no query
             with the reason in ``StrategyResult.stop_reason`` (``ask`` then exits 3).
+        recall: remembered pairs of the graph (:mod:`cypherturn.memory`, kept by
+            ``cypherturn learn`` and chat's ``/remember``) shown to the model as
+            examples, the nearest the question first; 0 shows none.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -87,6 +95,7 @@ class AskConfig(BaseModel):
     data_path: Path | None = None
     prompt_version: str | None = None
     max_seconds: float | None = Field(default=DEFAULT_MAX_SECONDS, gt=0.0)
+    recall: int = Field(default=DEFAULT_RECALL, ge=0, le=20)
 
     def strategy_config(self) -> StrategyConfig:
         """The decoding and execution settings of the strategy run (unset ones: its defaults).
@@ -222,7 +231,20 @@ def run_ask(
     strategy_config = config.strategy_config()
     with connect(config.graph, engine_url=config.engine_url, data_path=config.data_path) as engine:
         schema_text, examples = schema_context(chosen, engine)
+        examples = [*examples, *memory_examples(config, question)]
         return chosen.run(chat_model, engine, question, schema_text, strategy_config, examples)
+
+
+def memory_examples(config: AskConfig, question: str) -> list[FewShotExample]:
+    """The graph's remembered pairs nearest ``question``, as examples (``config.recall`` of them).
+
+    Raises:
+        DatasetError: the memory file is not a memory.
+    """
+    if config.recall <= 0:
+        return []
+    pairs = graph_memory(config.graph, config.engine_url).pairs()
+    return recalled_examples(Recall(pairs) if pairs else None, question, config.recall)
 
 
 def ask(
@@ -241,6 +263,7 @@ def ask(
     data_path: Path | None = None,
     prompt_version: str | None = None,
     max_seconds: float | None = DEFAULT_MAX_SECONDS,
+    recall: int = DEFAULT_RECALL,
     on_token: TokenCallback | None = None,
 ) -> StrategyResult:
     """Answer one plain-language question: :func:`run_ask` with the settings as keywords.
@@ -249,8 +272,8 @@ def ask(
         question: the question x.
         model: a model spec or a loaded :class:`ChatModel`.
         graph / engine_url / strategy / budget / model_options / temperature / seed /
-            timeout_s / row_cap / data_path / prompt_version / max_seconds: as in
-            :class:`AskConfig` (``max_seconds=None``: no wall-clock budget).
+            timeout_s / row_cap / data_path / prompt_version / max_seconds / recall:
+            as in :class:`AskConfig` (``max_seconds=None``: no wall-clock budget).
         on_token: called with each piece of generated text as the model streams it.
 
     Returns:
@@ -273,6 +296,7 @@ def ask(
         data_path=data_path,
         prompt_version=prompt_version,
         max_seconds=max_seconds,
+        recall=recall,
     )
     return run_ask(
         question, config, model=None if isinstance(model, str) else model, on_token=on_token

@@ -27,6 +27,7 @@ from cypherturn.experiments import (
     write_ask_items,
 )
 from cypherturn.graph import DEFAULT_ROW_CAP, GraphEngine, QueryResult
+from cypherturn.memory import DEFAULT_RECALL, Recall, VerifiedPair
 from cypherturn.models import GGUFChatModel, load_model
 from cypherturn.records import AskAnswer, DataSplit, GoldCheck
 from cypherturn.strategies import PROMPT_VERSION, StrategyConfig, get_strategy
@@ -71,6 +72,11 @@ class AskBenchConfig(BaseModel):
         engine_url: ``None`` for the embedded FalkorDB, or a server URL.
         n_ctx: a local model's context window, recorded in the run.
         limit: ask only the first N questions (the set's digest covers only those).
+        memory: a set (packaged name or file, as ``ask_set``) whose usable golds
+            are the memory of verified questions; each question is shown the
+            ``recall`` pairs of its graph nearest it, its own never
+            (leave-one-out). ``None``: no memory.
+        recall: pairs shown per question when ``memory`` is set.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -91,6 +97,8 @@ class AskBenchConfig(BaseModel):
     engine_url: str | None = None
     n_ctx: int | None = Field(default=None, ge=256)
     limit: int | None = Field(default=None, ge=1)
+    memory: str | None = None
+    recall: int = Field(default=DEFAULT_RECALL, ge=1, le=20)
 
 
 @dataclass(frozen=True)
@@ -197,6 +205,15 @@ def run_ask_bench(
         row_cap=config.row_cap,
         n_ctx=config.n_ctx,
     )
+    memory_set = read_ask_items(config.memory, graph=config.graph) if config.memory else None
+    if memory_set is not None:
+        run_config = run_config.model_copy(
+            update={
+                "memory": memory_set.name,
+                "memory_digest": memory_set.digest,
+                "recall": config.recall,
+            }
+        )
     options = dict(config.model_options)
     if config.n_ctx is not None:
         options["n_ctx"] = config.n_ctx
@@ -210,6 +227,10 @@ def run_ask_bench(
                 row_cap=config.row_cap,
                 on_check=on_check,
             )
+        memory = None
+        if memory_set is not None:
+            with status("Reading the memory's golds ..."):
+                memory = Recall(_memory_pairs(memory_set, engines, config))
         with status("Loading the model(s) ..."):
             models = [load_model(spec, **options) for spec in config.models]
             for model in models:
@@ -225,9 +246,51 @@ def run_ask_bench(
             config.out_dir,
             on_start=on_start,
             on_answer=on_answer,
+            memory=memory,
         )
     answers = _answers(config, ask_set, [m.spec for m in models], prompt)
     return AskBenchResult(ask_set, [c for c, _ in golds], summary, answers)
+
+
+def _memory_pairs(
+    memory_set: AskSet, engines: dict[str, GraphEngine], config: AskBenchConfig
+) -> list[VerifiedPair]:
+    """The usable golds of ``memory_set`` on the run's graphs, as verified pairs.
+
+    A gold labelled by the importer is taken as labelled (its label was checked
+    against this engine when that file was made); an unlabelled one is run now.
+    """
+    items = [item for item in memory_set.items if item.graph in engines]
+    unlabelled = [item for item in items if item.check is None]
+    checked = dict(
+        zip(
+            (item.id for item in unlabelled),
+            (
+                check
+                for check, _ in check_golds(
+                    unlabelled,
+                    engines.__getitem__,
+                    timeout_s=config.timeout_s,
+                    row_cap=config.row_cap,
+                )
+            ),
+            strict=True,
+        )
+    )
+    pairs = []
+    for item in items:
+        check = item.check or checked[item.id]
+        if check.usable:
+            pairs.append(
+                VerifiedPair(
+                    question=item.question,
+                    cypher=check.gold,
+                    graph=item.graph,
+                    source="file",
+                    rows=check.rows,
+                )
+            )
+    return pairs
 
 
 def _answers(

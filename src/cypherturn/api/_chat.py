@@ -13,6 +13,7 @@ from pydantic import Field
 
 from cypherturn.api._ask import AskConfig, answer_within_budget, require_question
 from cypherturn.api._engines import connect
+from cypherturn.api._memory import graph_memory
 from cypherturn.chat import (
     HISTORY_TURNS,
     ChatTurn,
@@ -29,6 +30,7 @@ from cypherturn.chat import (
 from cypherturn.errors import ConfigError
 from cypherturn.graph import GraphEngine, GraphSchema, render_schema_prompt
 from cypherturn.grounding import GraphIndex, PreviousResult, graph_index, previous_names
+from cypherturn.memory import Recall, VerifiedPair, verify_pair
 from cypherturn.models import ChatModel, load_model
 from cypherturn.protocols import HISTORY_ROWS
 from cypherturn.strategies import (
@@ -37,6 +39,7 @@ from cypherturn.strategies import (
     Strategy,
     TokenCallback,
     get_strategy,
+    recalled_examples,
     schema_examples,
 )
 
@@ -111,6 +114,7 @@ class ChatSession:
         self._index: GraphIndex | None = None
         self._schema: GraphSchema | None = None
         self._schema_text = ""
+        self._recall: Recall | None = None
 
     @classmethod
     def resume(
@@ -182,6 +186,7 @@ class ChatSession:
             self._schema = engine.schema()
             self._schema_text = render_schema_prompt(self._schema)
             self._index = graph_index(engine)
+            self._load_memory()
             if self._model is None:
                 self._model = load_model(self.config.model, **self.config.model_options)
         except BaseException:
@@ -271,13 +276,15 @@ class ChatSession:
             )
             return self._record(turn)
         strategy = self._strategy(question, index, follows and bool(history), on_token)
+        examples = schema_examples(self._schema) if self._schema is not None else []
+        recalled = recalled_examples(self._recall, question, self.config.recall)
         result = strategy.run(
             model,
             engine,
             asked,
             self._schema_text,
             self.config.strategy_config(),
-            schema_examples(self._schema) if self._schema is not None else (),
+            [*examples, *recalled],
         )
         ran = result.final_query if result.final_result is not None else None
         problem = result_problem(result)
@@ -300,6 +307,46 @@ class ChatSession:
             seconds=time.perf_counter() - started,
         )
         return self._record(turn)
+
+    def remember(self, number: int | None = None) -> VerifiedPair:
+        """Keep turn ``number``'s question and the query that ran in the graph's memory.
+
+        The query is run again read-only before it is kept; later questions of
+        this session, and of ``ask`` and ``chat`` on the graph, are shown the
+        nearest remembered pairs as examples (:mod:`cypherturn.memory`).
+
+        Args:
+            number: the turn (1-based); ``None``: the last answered turn.
+
+        Returns:
+            The stored pair.
+
+        Raises:
+            ConfigError: the session is not open, there is no such turn, or no
+                query ran for it.
+            QueryError: the query no longer runs.
+            DatasetError: the memory file cannot be written.
+        """
+        engine, _, _ = self._open()
+        if number is None:
+            answered = [t for t in self._turns if t.outcome == "answered"]
+            if not answered:
+                raise ConfigError("no answered question to remember yet")
+            turn = answered[-1]
+        elif 1 <= number <= len(self._turns):
+            turn = self._turns[number - 1]
+        else:
+            raise ConfigError(f"no turn {number}: turns are 1 to {len(self._turns)}")
+        if turn.query is None:
+            raise ConfigError(f"no query ran for turn {turn.index}: nothing to remember")
+        pair = verify_pair(engine, turn.question, turn.query, "user")
+        graph_memory(self.config.graph, self.config.engine_url).add([pair])
+        self._load_memory()
+        return pair
+
+    def _load_memory(self) -> None:
+        pairs = graph_memory(self.config.graph, self.config.engine_url).pairs()
+        self._recall = Recall(pairs) if pairs else None
 
     def _strategy(
         self, question: str, index: GraphIndex, follows: bool, on_token: TokenCallback | None

@@ -29,6 +29,7 @@ from cypherturn.cli._options import (
     EngineOpt,
     MaxSecondsOpt,
     ModelOptions,
+    RecallOpt,
     RowCapOpt,
     TemperatureOpt,
     TimeoutOpt,
@@ -37,6 +38,7 @@ from cypherturn.cli._options import (
 )
 from cypherturn.cli._signals import stoppable
 from cypherturn.graph import QueryResult
+from cypherturn.memory import DEFAULT_RECALL
 from cypherturn.models import (
     DEFAULT_TEMPERATURE,
     ChatMessage,
@@ -101,6 +103,7 @@ def ask(
         False, "--no-answer", help="Skip the answer in words (no extra model call)."
     ),
     seconds: MaxSecondsOpt = api.DEFAULT_MAX_SECONDS,
+    recall: RecallOpt = DEFAULT_RECALL,
 ) -> None:
     """Turn a question into Cypher, execute it read-only, repair it from the engine's errors.
 
@@ -128,6 +131,7 @@ def ask(
                 data_path=path,
                 prompt_version=prompt,
                 max_seconds=max_seconds(seconds),
+                recall=recall,
             ),
             as_json=as_json,
             no_answer=no_answer,
@@ -156,6 +160,11 @@ def _ask(question: str, config: api.AskConfig, *, as_json: bool, no_answer: bool
         )
     if not as_json:
         print_trace(result)
+        if result.recalled:
+            console.print(
+                f"[dim]shown {len(result.recalled)} remembered question(s) of this graph "
+                "as examples (--recall 0: none)[/]"
+            )
     answer: Answer | None = None
     # as in chat: an empty result a check explains, or a query that still breaks the
     # schema, is no answer, whatever its rows say (a count of 0 for a value not stored)

@@ -25,6 +25,7 @@ from cypherturn.cli._signals import stoppable
 from cypherturn.errors import ConfigError
 from cypherturn.experiments import reason_counts
 from cypherturn.graph import DEFAULT_ROW_CAP
+from cypherturn.memory import DEFAULT_RECALL
 from cypherturn.records import AskAnswer, DataSplit, GoldCheck
 from cypherturn.reports import ask_tables, to_rich
 
@@ -107,6 +108,18 @@ def ask_command(
     limit: Annotated[
         int | None, typer.Option("--limit", min=1, help="Only the first N questions.")
     ] = None,
+    memory: Annotated[
+        str | None,
+        typer.Option(
+            "--memory",
+            help="A question set (name or file) whose usable golds are the memory of verified "
+            "questions: each question is shown the --recall nearest of its graph, never its "
+            "own (leave-one-out).",
+        ),
+    ] = None,
+    recall: Annotated[
+        int, typer.Option("--recall", min=1, max=20, help="Pairs shown per question with --memory.")
+    ] = DEFAULT_RECALL,
     engine: EngineOpt = None,
     base_url: BaseUrlOpt = None,
     n_ctx: ContextOpt = None,

@@ -30,6 +30,7 @@ from cypherturn.cli._options import (
     EngineOpt,
     MaxSecondsOpt,
     ModelOptions,
+    RecallOpt,
     RowCapOpt,
     TemperatureOpt,
     TimeoutOpt,
@@ -38,6 +39,7 @@ from cypherturn.cli._options import (
 )
 from cypherturn.cli._signals import stoppable
 from cypherturn.errors import ConfigError, CypherTurnError, RunInterrupted
+from cypherturn.memory import DEFAULT_RECALL
 
 __all__ = ["COMMANDS", "PROMPT", "chat"]
 
@@ -50,6 +52,8 @@ COMMANDS = {
     "/schema": "the graph's schema",
     "/explain [N]": "every attempt: checks, repairs, errors, votes",
     "/save PATH": "write the transcript to PATH as well",
+    "/remember [N]": "keep the last question (or turn N) and its Cypher in the graph's memory: "
+    "later questions are shown the nearest remembered ones as examples",
     "/help": "this list",
     "/quit": "end the conversation (also Ctrl-D)",
 }
@@ -113,6 +117,7 @@ def chat(
         Path("runs/chat"), "--out", help="Directory new transcripts are saved in."
     ),
     seconds: MaxSecondsOpt = api.DEFAULT_MAX_SECONDS,
+    recall: RecallOpt = DEFAULT_RECALL,
 ) -> None:
     """Talk to a graph: each question becomes Cypher (ras+), runs read-only, and is answered in words.
 
@@ -143,6 +148,7 @@ def chat(
             answer=not no_answer,
             transcript=resume or _new_transcript(out),
             max_seconds=max_seconds(seconds),
+            recall=recall,
         )
         _chat(config, resume)
 
@@ -257,6 +263,7 @@ def _command(session: api.ChatSession, line: str) -> bool:
         "/explain": _show_explain,
         "/schema": lambda s, _: console.print(s.schema_text, highlight=False, markup=False),
         "/save": _save,
+        "/remember": _remember,
         "/help": lambda s, _: _help(),
     }
     if name in ("/quit", "/exit", "/q"):
@@ -330,6 +337,18 @@ def _show_explain(session: api.ChatSession, argument: str) -> None:
     )
     if turn.answer is not None and turn.answer.source == "template":
         console.print(f"[dim]answer from the rows: {escape(turn.answer.reason or '')}[/]")
+
+
+def _remember(session: api.ChatSession, argument: str) -> None:
+    if argument and not argument.isdigit():
+        console.print("[red]/remember takes a turn number, or nothing for the last answer[/]")
+        return
+    pair = session.remember(int(argument) if argument else None)
+    console.print(
+        f"[green]remembered[/] {escape(pair.question)} [dim]({pair.rows} row(s) on "
+        f"{escape(pair.graph)})[/]",
+        highlight=False,
+    )
 
 
 def _save(session: api.ChatSession, argument: str) -> None:

@@ -5,7 +5,7 @@ module is imported, so importing them here is the registration; the command grou
 are added as sub-apps. `cypherturn.cli` imports this module, so its `app` is complete.
 """
 
-from cypherturn.cli import _ask, _bench_ask, _chat, _doctor, _load, _mcp, _report, _view  # noqa: F401  (importing registers the commands)
+from cypherturn.cli import _ask, _bench_ask, _chat, _doctor, _learn, _load, _mcp, _report, _view  # noqa: F401  (importing registers the commands)
 from cypherturn.cli._app import app
 from cypherturn.cli._bench import bench_app
 from cypherturn.cli._models import models_app

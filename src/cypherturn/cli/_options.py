@@ -18,6 +18,7 @@ __all__ = [
     "EngineOpt",
     "MaxSecondsOpt",
     "ModelOptions",
+    "RecallOpt",
     "RowCapOpt",
     "TemperatureOpt",
     "TimeoutOpt",
@@ -66,6 +67,17 @@ TimeoutOpt = Annotated[
 ]
 
 RowCapOpt = Annotated[int | None, typer.Option("--row-cap", min=1, help="Rows kept per query.")]
+
+RecallOpt = Annotated[
+    int,
+    typer.Option(
+        "--recall",
+        min=0,
+        max=20,
+        help="Remembered questions of this graph shown to the model as examples, the nearest "
+        "first (cypherturn learn, chat's /remember); 0: none.",
+    ),
+]
 
 MaxSecondsOpt = Annotated[
     float,

@@ -40,6 +40,7 @@ from cypherturn.errors import (
 from cypherturn.experiments._askitems import AskItem, AskSet
 from cypherturn.experiments._runner import episode_seed
 from cypherturn.graph import GraphEngine, QueryResult
+from cypherturn.memory import Recall, normalize_question
 from cypherturn.metrics import ex_scores
 from cypherturn.models import ChatModel
 from cypherturn.records import (
@@ -56,7 +57,13 @@ from cypherturn.records import (
     write_jsonl,
 )
 from cypherturn.runner import open_run_dir, run_batch
-from cypherturn.strategies import FewShotExample, StrategyConfig, get_strategy, schema_context
+from cypherturn.strategies import (
+    FewShotExample,
+    StrategyConfig,
+    get_strategy,
+    recalled_examples,
+    schema_context,
+)
 
 __all__ = [
     "AskFailure",
@@ -99,6 +106,12 @@ class AskRunConfig(BaseModel):
         timeout_s: per-query limit, seconds.
         row_cap: rows kept per query.
         n_ctx: a local model's context window (``None``: the model's default).
+        memory: the set whose usable golds are the memory of verified questions
+            (``None``: no memory); each question is shown the ``recall`` pairs
+            nearest it, never its own (leave-one-out: a pair whose question is
+            the same, normalized, is left out).
+        memory_digest: that set's digest.
+        recall: pairs shown per question.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -115,6 +128,9 @@ class AskRunConfig(BaseModel):
     timeout_s: float = Field(gt=0)
     row_cap: int = Field(ge=1)
     n_ctx: int | None = None
+    memory: str | None = Field(default=None, exclude_if=lambda v: v is None)
+    memory_digest: str | None = Field(default=None, exclude_if=lambda v: v is None)
+    recall: int = Field(default=0, ge=0, exclude_if=lambda v: v == 0)
 
     def strategy_config(self, seed: int) -> StrategyConfig:
         """The strategy settings of a question whose sampling seed is ``seed``."""
@@ -202,13 +218,20 @@ def _play(
     ask_set: AskSet,
     engines: Mapping[str, GraphEngine],
     contexts: dict[tuple[str, str], tuple[str, list[FewShotExample]]],
+    memory: Recall | None,
 ) -> AskAnswer:
     """Ask and score one task; the schema context is built once per (graph, strategy) in ``contexts``."""
-    engine = engines[task.item.graph]
-    key = (task.item.graph, task.strategy)
+    item = task.item
+    engine = engines[item.graph]
+    key = (item.graph, task.strategy)
     if key not in contexts:
         contexts[key] = schema_context(get_strategy(task.strategy), engine)
-    return _score(task, config, ask_set, engine, contexts[key])
+    schema_text, examples = contexts[key]
+    own = normalize_question(item.question)
+    recalled = recalled_examples(
+        memory, item.question, config.recall, graph=item.graph, exclude=lambda p: p.key == own
+    )
+    return _score(task, config, ask_set, engine, (schema_text, [*examples, *recalled]))
 
 
 def _score(
@@ -314,6 +337,7 @@ def run_ask_benchmark(
     *,
     on_start: Callable[[int, int], None] | None = None,
     on_answer: Callable[[AskAnswer], None] | None = None,
+    memory: Recall | None = None,
 ) -> AskRunSummary:
     """Ask every usable question of every (model, strategy), appending each answer as it finishes.
 
@@ -328,6 +352,8 @@ def run_ask_benchmark(
         out_dir: the run directory (created when missing).
         on_start: called once with (answers planned, answers already done).
         on_answer: called after each answer is written.
+        memory: the remembered pairs (``config.memory``); each question is shown
+            the ``config.recall`` nearest of its graph, its own left out.
 
     Returns:
         The :class:`AskRunSummary`.
@@ -354,7 +380,11 @@ def run_ask_benchmark(
     todo = [t for t in tasks if t.key(config) not in done]
     if on_start is not None:
         on_start(len(tasks), len(tasks) - len(todo))
-    play = functools.partial(_play, config=config, ask_set=ask_set, engines=engines, contexts={})
+    if (memory is None) != (config.memory is None):
+        raise ConfigError("a memory must be given exactly when the configuration names one")
+    play = functools.partial(
+        _play, config=config, ask_set=ask_set, engines=engines, contexts={}, memory=memory
+    )
 
     ran = 0
     failures: list[AskFailure] = []

@@ -9,7 +9,12 @@ strategy is registered by name with :func:`register_strategy`.
 
 from cypherturn.strategies._budget import MIN_QUERY_S, TimeBudget, query_timeout_within
 from cypherturn.strategies._context import schema_context
-from cypherturn.strategies._examples import FewShotExample, grounded_examples, schema_examples
+from cypherturn.strategies._examples import (
+    FewShotExample,
+    grounded_examples,
+    recalled_examples,
+    schema_examples,
+)
 from cypherturn.strategies._extract import extract_cypher
 from cypherturn.strategies._grounded import (
     NOTES_HEADER,
@@ -71,6 +76,7 @@ __all__ = [
     "load_prompts",
     "looks_empty",
     "query_timeout_within",
+    "recalled_examples",
     "register_strategy",
     "schema_context",
     "schema_examples",

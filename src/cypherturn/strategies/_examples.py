@@ -10,19 +10,31 @@ data values.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from pydantic import BaseModel
 
 from cypherturn.graph import GraphSchema, LabelSchema, RelationshipPattern
 from cypherturn.grounding import GraphIndex
+from cypherturn.memory import Recall, VerifiedPair
 
-__all__ = ["FewShotExample", "grounded_examples", "schema_examples"]
+__all__ = ["FewShotExample", "grounded_examples", "recalled_examples", "schema_examples"]
 
 
 class FewShotExample(BaseModel):
-    """One question and the Cypher that answers it."""
+    """One question and the Cypher that answers it.
+
+    Attributes:
+        question: the question in words.
+        cypher: the query shown as its answer.
+        recalled: from the memory of verified questions (:mod:`cypherturn.memory`),
+            picked for this question, rather than built from the schema; a
+            strategy that rebuilds its schema examples keeps these, after its own.
+    """
 
     question: str
     cypher: str
+    recalled: bool = False
 
 
 def _string_property(label: LabelSchema) -> str | None:
@@ -387,3 +399,35 @@ def _date_range_example(index: GraphIndex) -> FewShotExample | None:
             f"AND {v}.{_q(key)} < date('{after[0]:04d}-{after[1]:02d}-01') RETURN count({v}) AS count"
         ),
     )
+
+
+def recalled_examples(
+    recall: Recall | None,
+    question: str,
+    k: int,
+    *,
+    graph: str | None = None,
+    exclude: Callable[[VerifiedPair], bool] | None = None,
+) -> list[FewShotExample]:
+    """The ``k`` remembered pairs nearest ``question`` as few-shot examples, nearest last.
+
+    The nearest pair is put last, next to the question, where a small model
+    copies from most.
+
+    Args:
+        recall: the index over the memory (``None``: no memory, no examples).
+        question: the question as the user asked it.
+        k: at most this many examples.
+        graph: keep pairs of this graph only.
+        exclude: pairs never shown (leave-one-out evaluation).
+
+    Returns:
+        0 to ``k`` examples marked ``recalled``.
+    """
+    if recall is None or k <= 0:
+        return []
+    nearest = recall.nearest(question, k, graph=graph, exclude=exclude)
+    return [
+        FewShotExample(question=pair.question, cypher=pair.cypher, recalled=True)
+        for pair, _ in reversed(nearest)
+    ]

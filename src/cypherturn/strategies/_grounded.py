@@ -161,7 +161,9 @@ class GroundedStrategy:
         index = graph_index(engine)
         if self.parts.values:
             schema_text = index.schema_text(values=True)
-            examples = grounded_examples(index) or examples
+            recalled = [example for example in examples if example.recalled]
+            built = [example for example in examples if not example.recalled]
+            examples = [*(grounded_examples(index) or built), *recalled]
         base = prompts.initial_context(question, schema_text, examples)
         if self.parts.link:
             base = _with_text(base, render_links(link_values(question, index), index))
@@ -227,6 +229,7 @@ class GroundedStrategy:
             selected_attempt=chosen.index if chosen is not None else None,
             stop_reason=stop_reason,
             elapsed_s=clock.elapsed_s(),
+            recalled=[e.question for e in examples if e.recalled and prompts.system is not None],
         )
 
     def _confident(self, attempt: Attempt) -> bool:

@@ -323,6 +323,9 @@ class StrategyResult(BaseModel):
             budget (``config.max_seconds``) so the caller can spend the rest of
             it (the answer in words); ``None``, and left out of the record,
             otherwise, so benchmark and QER records keep their layout.
+        recalled: the questions of the remembered pairs shown as examples
+            (:mod:`cypherturn.memory`), in the order shown (the nearest last); empty, and left out of the
+            record, when none was shown.
     """
 
     schema_version: int = RESULT_SCHEMA_VERSION
@@ -340,6 +343,7 @@ class StrategyResult(BaseModel):
     selected_attempt: int | None = None
     stop_reason: str | None = Field(default=None, exclude_if=lambda v: v is None)
     elapsed_s: float | None = Field(default=None, ge=0.0, exclude_if=lambda v: v is None)
+    recalled: list[str] = Field(default_factory=list, exclude_if=lambda v: not v)
 
     @computed_field  # type: ignore[prop-decorator]
     @property

@@ -175,6 +175,7 @@ class ScalingStrategy:
             success=bool(attempts) and attempts[-1].ok,
             stop_reason=stop_reason,
             elapsed_s=clock.elapsed_s(),
+            recalled=[e.question for e in examples if e.recalled and prompts.system is not None],
         )
 
 
