@@ -384,3 +384,20 @@ def test_a_name_is_looked_up_in_properties_whose_values_are_not_all_listed(
     assert not index.values[("Member", "name")].complete
     assert scope_problem("Tell me about Zebedee", index, follows=False) is None
     assert scope_problem("Tell me about Yolanda", index, follows=False) is not None
+
+
+@pytest.mark.parametrize(
+    ("question", "follows"),
+    [
+        ("How many crimes happened on streets that have a school?", False),  # relative "that"
+        ("How many officers are there, and what are their ranks?", False),
+        ("For each city, how many people live in it?", False),
+        ("Is it in London?", True),
+        ("Which of the people you showed were born in London?", True),
+        ("What did your last answer count?", True),
+    ],
+)
+def test_a_pronoun_with_its_antecedent_in_the_question_is_no_follow_up(
+    question: str, follows: bool
+) -> None:
+    assert refers_back(question) is follows

@@ -170,3 +170,27 @@ def test_the_question_repairs_bind_and_list_in_one_pass(
     assert {f.code for f in found} == {"answer_shape", "unbound_reference"}
     without = question_repairs(query, question, index, previous=PEOPLE, asked=False)
     assert without == (query, [], [])
+
+
+@pytest.mark.parametrize(
+    ("question", "refers"),
+    [
+        # the pronoun's antecedent is in the question itself: a standalone question
+        ("How many vehicles are there, and what are their makes?", False),
+        ("For each officer, how many crimes did they investigate?", False),
+        ("Which crimes mention a weapon, and where did these crimes happen?", False),
+        ("For each area, list the streets and the crimes on them", False),
+        # nothing before the word can be what it stands for: it points back
+        ("How many of those are burglaries?", True),
+        ("Where did those crimes happen?", True),
+        ("What are their names?", True),
+        # the assistant's earlier output named in other words than the templates'
+        ("Which of the streets you showed have the most crimes?", True),
+        ("Add up the ages in your previous answer", True),
+        ("How many people are on that list?", True),
+    ],
+)
+def test_a_reference_counts_only_without_an_antecedent_in_the_question(
+    question: str, refers: bool
+) -> None:
+    assert refers_to_previous(question) is refers

@@ -22,7 +22,7 @@ from __future__ import annotations
 import itertools
 import re
 
-from cypherturn.grounding import GraphIndex, reference_word
+from cypherturn.grounding import GraphIndex, antecedent_inside, names_prior_output, reference_word
 from cypherturn.strategies import StrategyResult
 
 __all__ = [
@@ -45,6 +45,10 @@ FOLLOW_UP_WORDS = frozenset([
 follow-up such as "cool, how many": :data:`_ELLIPSIS_WORDS`, ``how many``, ``how much``)."""
 
 _ELLIPSIS_WORDS = frozenset(["count", "total", "average", "most", "least", "list", "show"])
+
+_ANAPHORS = frozenset(["those", "these", "them", "they", "their", "theirs", "it", "its", "that"])
+"""Follow-up words that count only without an antecedent in the question itself
+(:func:`~cypherturn.grounding.antecedent_inside`): "cases that resulted in" is no follow-up."""
 
 _STOP = frozenset([
     "a", "an", "the", "of", "in", "on", "at", "to", "by", "for", "from", "with", "without",
@@ -153,9 +157,13 @@ def _stored_anywhere(word: str, index: GraphIndex) -> bool:
 def refers_back(question: str) -> bool:
     """Whether ``question`` refers to an earlier turn, so it needs the conversation as context.
 
-    It does when it holds a :data:`FOLLOW_UP_WORDS` word, starts with ``and``,
+    It does when it holds a :data:`FOLLOW_UP_WORDS` word (a pronoun or
+    demonstrative only when nothing before it in the question is what it
+    stands for: :func:`~cypherturn.grounding.antecedent_inside`), names the
+    earlier output ("you listed", "your last answer":
+    :func:`~cypherturn.grounding.names_prior_output`), starts with ``and``,
     ``or``, ``but`` or ``plus``, says ``what about``, ``how about``, ``which of``,
-    ``first of``, ``last of`` or ``of them``, or is elliptical: one content word
+    ``first of`` or ``last of``, or is elliptical: one content word
     at most ("only burglaries?", "cool, how many"). A question that does none of
     these is answered on its own: small models given an unrelated earlier query
     copy it (Qwen2.5-Coder-1.5B answered "Which areas have the most crimes?",
@@ -165,15 +173,27 @@ def refers_back(question: str) -> bool:
         >>> refers_back("Which of those are burglaries?"), refers_back("Which areas have the most crimes?")
         (True, False)
     """
-    words = [w.lower() for w in _WORD.findall(question)]
+    found = list(_WORD.finditer(question))
+    words = [m.group().lower() for m in found]
     if len(_content_stems(question)) <= 1 or not words:
         return True
     pairs = {" ".join(pair) for pair in itertools.pairwise(words)}
     return (
         words[0] in ("and", "or", "but", "plus")
-        or any(w in FOLLOW_UP_WORDS for w in words)
-        or bool(pairs & {"what about", "how about", "which of", "first of", "last of", "of them"})
+        or names_prior_output(question)
+        or any(_points_back(question, m) for m in found)
+        or bool(pairs & {"what about", "how about", "which of", "first of", "last of"})
     )
+
+
+def _points_back(question: str, word: re.Match[str]) -> bool:
+    """A follow-up word that points outside the question (a pronoun with no antecedent in it)."""
+    lowered = word.group().lower()
+    if lowered not in FOLLOW_UP_WORDS:
+        return False
+    if lowered in _ANAPHORS:
+        return not antecedent_inside(question, word.start(), word.end())
+    return True
 
 
 def _label_nouns(label: str) -> list[str]:

@@ -14,9 +14,9 @@ One versioned YAML file per dataset, ``experiments/data/ask/<dataset>.yaml``::
     questions:
       - id: crime_01          # unique over the whole set, stable across versions
         tier: easy            # easy, medium or hard
-        question: how many burglaries have there been?
-        gold: MATCH (c:Crime) WHERE c.type = 'Burglary' RETURN count(c) AS burglaries
-        phenomena: [value-case, value-synonym, aggregation]
+        question: how many people are on record?
+        gold: MATCH (p:Person) RETURN count(p) AS people
+        phenomena: [aggregation]
         ordered: false        # the gold's final RETURN has ORDER BY (checked on load)
         notes: why the question is hard, what the gold relies on
 
@@ -76,7 +76,7 @@ AskPhenomenon = Literal[
 """What a question exercises (a question carries one or more):
 
 * ``direction``: a relationship whose direction matters (the reverse runs and returns 0 rows);
-* ``value-case``: a value written in another case or number than stored (``burglaries``/``Burglary``);
+* ``value-case``: a value written in another case or number than stored (``thefts``/``Theft``);
 * ``value-synonym``: a value written as another word than stored (``women``/``'F'``);
 * ``property-on-label``: the property lives on another label than the question suggests;
 * ``property-on-relationship``: the property lives on a relationship;

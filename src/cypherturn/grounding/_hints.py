@@ -47,7 +47,7 @@ _HINTS: tuple[tuple[re.Pattern[str], str], ...] = (
      "compare values of the same type: use the stored values shown in the schema, "
      "toInteger()/toString() to convert"),
     (re.compile(r"Unknown function '(strftime|date_format|to_char|extract|year|month|day|datepart|date_part|format)'", re.I),
-     "dates are DATE values: compare with date('2021-09-01'), or read parts as d.year, d.month, d.day"),
+     "dates are DATE values: compare with date('YYYY-MM-DD'), or read parts as d.year, d.month, d.day"),
     (re.compile(r"Unknown function '(.+)'", re.I),
      "use only openCypher functions such as count, sum, avg, min, max, collect, toLower, size"),
 )  # fmt: skip

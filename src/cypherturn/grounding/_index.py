@@ -267,7 +267,7 @@ class GraphIndex:
     def stored_word_prefixes(self, owner: str, key: str, value: str) -> list[str]:
         """Stored values of ``owner.key`` that ``value`` starts with, then a space (ignoring case).
 
-        ``'Nightclub 2'`` -> ``['Nightclub']`` when ``'Nightclub'`` is stored;
+        ``'Harbour 2'`` -> ``['Harbour']`` when ``'Harbour'`` is stored;
         values under 3 characters are not counted.
         """
         lowered = value.lower()

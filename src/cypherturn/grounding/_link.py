@@ -1,8 +1,9 @@
 """Value linking: the stored values a question's words name, found before any query is written.
 
 Small models pick the wrong label or property for a value the question names
-("robberies at nightclubs": ``Location.address = 'Nightclub'``, not a
-``Crime`` property; "taken orally": the ``route`` of ``IS_PRIMARY_SUSPECT``).
+(a place type stored as ``Location.address``, written as a ``Crime``
+property; a route of administration stored on a relationship, written as a
+node property).
 Text-to-SQL systems retrieve the database values a question mentions and show
 them with their column (schema linking with value retrieval: Li et al. 2023,
 "RESDSQL"; Talaei et al. 2024, "CHESS", whose entity retrieval matches question
@@ -10,8 +11,8 @@ keywords against stored values). :func:`link_values` does the same for a
 property graph: every run of one to four words of the question, and its
 singular and adverb-less forms, is compared ignoring case with the stored
 string values of every label and relationship type; listed (low-cardinality)
-values are also matched when they start with a long question word
-("hospital" -> ``'Hospitalization - Initial or Prolonged'``).
+values are also matched when they start with a long question word (a
+question's "<word>" finds a listed ``'<Word>ization - ...'``).
 
 Deviation from CHESS: exact and prefix matching only (no embeddings, no
 edit-distance retrieval), because the question is matched offline against a
@@ -125,8 +126,8 @@ def link_values(question: str, index: GraphIndex, *, limit: int = _MAX_LINKS) ->
     of at least 6 letters that names no label. A phrase inside a longer linked phrase is not linked
     again; values of more than 60 characters are skipped. When one phrase's
     value is stored under several labels, types or keys, only those whose names
-    the question's other words name most are kept ("taken orally" with "primary
-    suspect" keeps ``IS_PRIMARY_SUSPECT`` over ``IS_CONCOMITANT``).
+    the question's other words name most are kept (a value stored on two
+    relationship types is linked to the one whose name's words the question uses).
 
     Args:
         question: the user's question.
@@ -149,7 +150,7 @@ def link_values(question: str, index: GraphIndex, *, limit: int = _MAX_LINKS) ->
                 found.setdefault(stored.lower(), []).append((owner, key, stored, relationship))
     prefix: dict[str, list[tuple[str, str, str, bool]]] = {}
     # a word that names a label means the label ("how many vehicles" counts Vehicle
-    # nodes), not a value that starts with it (Crime.type 'Vehicle crime')
+    # nodes), not a listed value that happens to start with the label's name
     labels = {label.lower() for label in index.labels}
     long_words = {t for t in terms if " " not in t and len(t) >= _PREFIX_MIN and t not in labels}
     for (owner, key), pv in sorted(index.values.items()):
@@ -164,7 +165,7 @@ def link_values(question: str, index: GraphIndex, *, limit: int = _MAX_LINKS) ->
     asked = {f for _, last, _, forms in grams for f in forms if " " not in f}
 
     def named(owner: str, key: str) -> int:
-        # question words that name the owner or the key ("primary suspect" for IS_PRIMARY_SUSPECT)
+        # question words that name the owner or the key (the words of a CamelCase or SNAKE name)
         parts = re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+", f"{owner} {key}")
         return sum(p.lower() in asked for p in parts if p.lower() not in _STOPWORDS)
 
@@ -204,7 +205,7 @@ def _pattern(link: ValueLink, index: GraphIndex) -> str:
 
 
 def render_links(links: Iterable[ValueLink], index: GraphIndex) -> str:
-    """The links as prompt lines, e.g. ``- "nightclubs": (:Location {address: 'Nightclub'})``.
+    """The links as prompt lines, e.g. ``- "harbours": (:Location {address: 'Harbour'})``.
 
     Returns:
         A heading and one line per phrase (its values joined by ``or``); ``""`` for no links.

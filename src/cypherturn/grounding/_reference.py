@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+import Stemmer
 from pydantic import BaseModel, ConfigDict, Field
 
 from cypherturn.cypher import (
@@ -38,7 +39,9 @@ from cypherturn.grounding._index import GraphIndex
 __all__ = [
     "MAX_BOUND_NAMES",
     "PreviousResult",
+    "antecedent_inside",
     "bind_reference",
+    "names_prior_output",
     "previous_names",
     "reference_word",
     "refers_to_previous",
@@ -47,9 +50,18 @@ __all__ = [
 MAX_BOUND_NAMES = 50
 """A previous result with more names than this is not bound (the list would swamp the query)."""
 
+_PRIOR_OUTPUT_TEXT = (
+    r"you\s+(?:just\s+|already\s+|have\s+|had\s+)?"
+    r"(?:listed|showed|shown|gave|given|found|returned|mentioned|named|said)"
+    r"|your\s+(?:(?:last|previous|latest|earlier|first)\s+)?"
+    r"(?:answer|result|list|reply|output|response)s?"
+    r"|(?:previous|last|latest)\s+(?:answer|result|list|reply|output|response)s?"
+    r"|(?:that|this)\s+list"
+)
+_PRIOR_OUTPUT = re.compile(rf"\b(?:{_PRIOR_OUTPUT_TEXT})\b", re.IGNORECASE)
 _REFERS = re.compile(
-    r"\b(those|these|them|their|theirs|the\s+ones|ones|above(?!\s*[-+]?\d)|last\s+result|"
-    r"just\s+listed|you\s+listed|previous\s+(?:answer|result|list)|of\s+them)\b",
+    r"\b(those|these|them|their|theirs|the\s+ones|ones|above(?!\s*[-+]?\d)|of\s+them|"
+    rf"{_PRIOR_OUTPUT_TEXT})\b",
     re.IGNORECASE,
 )
 _NOT_BOUND = re.compile(
@@ -77,6 +89,95 @@ class PreviousResult(BaseModel):
     names: list[str] = Field(min_length=1, max_length=MAX_BOUND_NAMES)
 
 
+_WORD = re.compile(r"[A-Za-z][A-Za-z']*")
+_PRONOUNS = frozenset({"them", "their", "theirs", "they"})
+_DEMONSTRATIVES = frozenset({"those", "these"})
+_SINGULAR_PRONOUNS = frozenset({"it", "its", "that"})
+_IRREGULAR_PLURALS = frozenset({"people", "children", "men", "women", "data", "criteria"})
+# function words: never an antecedent (English closed classes and question words)
+_FUNCTION_TEXT = """a an the of in on at to for from by with without and or but not no nor is are
+    was were be been being am do does did done has have had having how many much what which who
+    whom whose when where why there here this that these those it its they them their theirs i
+    me my we our you your he she his her all any each every some most more less least few than
+    then so such per between across during before after since until can could would should will
+    shall may might must also only just very please give list show tell find get whether ones
+    one both either neither other others same about into over under as if"""
+_FUNCTION_WORDS = frozenset(_FUNCTION_TEXT.split())
+_STEMMER = Stemmer.Stemmer("english")
+
+
+def _content_words(text: str) -> list[str]:
+    words = [w.lower().removesuffix("'s").strip("'") for w in _WORD.findall(text)]
+    return [w for w in words if len(w) >= 3 and w not in _FUNCTION_WORDS]
+
+
+def _plural(word: str) -> bool:
+    return word in _IRREGULAR_PLURALS or (
+        len(word) >= 4 and word.endswith("s") and not word.endswith(("ss", "us", "is"))
+    )
+
+
+def antecedent_inside(question: str, start: int, end: int) -> bool:
+    """Whether the pronoun or demonstrative at ``question[start:end]`` points inside the question.
+
+    A reference word points back to an earlier turn only when nothing before it
+    in the question can be what it stands for (its antecedent). From English
+    grammar, not from any question set:
+
+    - "those"/"these" before a noun point inside when that noun (stemmed, Snowball
+      English) was already named ("cases ... these cases"); as a pronoun ("which
+      of those"), as "them";
+    - "them", "their", "theirs", "they" point inside when a plural noun comes
+      before ("for each manufacturer's cases ... registered with them");
+    - "it", "its" and "that" point inside when any content word comes before (a
+      relative "that" follows its noun: "cases that resulted in").
+
+    Other reference words ("above", "the ones", "previous result") never point
+    inside.
+
+    Examples:
+        >>> q = "Which cases list a drug, and what is the average age of these cases?"
+        >>> antecedent_inside(q, q.index("these"), q.index("these") + 5)
+        True
+        >>> q = "How many of them were born before 1900?"
+        >>> antecedent_inside(q, q.index("them"), q.index("them") + 4)
+        False
+    """
+    word = question[start:end].lower().split()[-1]
+    before = _content_words(question[:start])
+    if word in _DEMONSTRATIVES:
+        after = _content_words(question[end:])
+        following = _WORD.findall(question[end:])
+        if after and following and following[0].lower() == after[0]:
+            stems = set(_STEMMER.stemWords(before))
+            return _STEMMER.stemWord(after[0]) in stems
+        return any(_plural(w) for w in before)
+    if word in _PRONOUNS:
+        return any(_plural(w) for w in before)
+    if word in _SINGULAR_PRONOUNS:
+        return bool(before)
+    return False
+
+
+def names_prior_output(question: str) -> bool:
+    """Whether ``question`` names the assistant's earlier output in the second person or as a list.
+
+    English's ways of pointing at what was said before: "you listed", "you just
+    showed", "your answer", "your last result", "the previous list", "that list".
+
+    Example:
+        >>> names_prior_output("Which of the cities you listed are ports?")
+        True
+        >>> names_prior_output("List the cities with a port.")
+        False
+    """
+    return bool(_PRIOR_OUTPUT.search(question))
+
+
+def _outside_references(question: str) -> list[re.Match[str]]:
+    return [m for m in _REFERS.finditer(question) if not antecedent_inside(question, *m.span())]
+
+
 def reference_word(question: str) -> re.Match[str] | None:
     """Where ``question`` refers to the whole previous result: its first reference word, if any.
 
@@ -86,20 +187,28 @@ def reference_word(question: str) -> re.Match[str] | None:
         >>> reference_word("Which of those were born before 1900?").group()
         'those'
     """
-    return _REFERS.search(question) if refers_to_previous(question) else None
+    if _NOT_BOUND.search(question):
+        return None
+    found = _outside_references(question)
+    return found[0] if found else None
 
 
 def refers_to_previous(question: str) -> bool:
     """Whether ``question`` builds on the whole previous result ("those", "their", "the ones", ...).
 
-    False for a complement ("the rest", "the others"), an ordinal ("the second
-    one"), a named earlier turn, and a change of topic.
+    A reference word counts only when nothing before it in the question is what
+    it stands for (:func:`antecedent_inside`): "the average age of these cases"
+    after "cases" is the question's own cases. False for a complement ("the
+    rest", "the others"), an ordinal ("the second one"), a named earlier turn,
+    and a change of topic.
 
     Example:
         >>> refers_to_previous("Their average age?"), refers_to_previous("The rest of them?")
         (True, False)
+        >>> refers_to_previous("For each city, how many people live in those cities?")
+        False
     """
-    return bool(_REFERS.search(question)) and not _NOT_BOUND.search(question)
+    return reference_word(question) is not None
 
 
 def previous_names(

@@ -229,7 +229,7 @@ _TEMPORAL_LITERALS = {
 def temporal_literals(context: CheckContext, branch: BranchFacts) -> list[Finding]:
     """A string literal compared with a temporal property: never equal, repaired as ``date('...')``.
 
-    ``c.reportDate = '2021-09-01'`` on a ``DATE`` property compares a date with a
+    ``c.reportDate = '2020-01-31'`` on a ``DATE`` property compares a date with a
     string, which no stored value equals; the literal, when it is in the
     temporal type's ISO format, is wrapped in the type's constructor.
     """

@@ -417,11 +417,11 @@ def hop_predicate(
 def hop_predicates(context: CheckContext, branch: BranchFacts, findings: list[Finding]) -> None:
     """Give a ``property_not_on_label`` finding the one-hop repair, where it is unambiguous.
 
-    ``c.ageGroup = 'Elderly'`` on a ``Case`` that has no ``ageGroup``, in a graph
+    ``c.ageGroup = '<value>'`` on a ``Case`` that has no ``ageGroup``, in a graph
     where exactly one relationship pattern joins ``Case`` to a label that has
     the key and stores the value, ``(:Case)-[:FALLS_UNDER]->(:AgeGroup)``, is
     rewritten as the pattern predicate ``(c)-[:FALLS_UNDER]->(:AgeGroup {ageGroup:
-    'Elderly'})``. Only a whole WHERE predicate ``variable.key = 'literal'`` is
+    '<value>'})``. Only a whole WHERE predicate ``variable.key = 'literal'`` is
     rewritten; with no engine to look the value up, or several candidate hops, no edit.
     """
     query, index = context.query, context.index
