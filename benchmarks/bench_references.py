@@ -54,48 +54,33 @@ def _binds(turn: dict[str, Any], previous: dict[str, Any]) -> bool:
     return all(f"'{n}'" in turn["gold_cypher"] or f'"{n}"' in turn["gold_cypher"] for n in names)
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sessions", type=Path, required=True)
-    parser.add_argument("--out", type=Path)
-    args = parser.parse_args()
-    held = {json.loads(x)["id"] for x in (MTQ / "heldout-400.jsonl").read_text().splitlines() if x}
-    single = [
-        r["question"]
-        for r in map(json.loads, (MTQ / "dev-labelled.jsonl").read_text().splitlines())
-        if r["id"] not in held and r["check"]["status"] != "excluded"
-    ]
-    test_ids = {json.loads(x)["session_id"] for x in TEST_SESSIONS.read_text().splitlines() if x}
-    follows: dict[str, list[bool]] = {"back": [], "prev": []}
-    binds: dict[str, list[bool]] = {"back": [], "prev": []}
-    shifts: dict[str, list[bool]] = {"back": [], "prev": []}
-    for line in args.sessions.read_text().splitlines():
+def _sessions_rates(
+    lines: list[str], skip: set[str], rewritten_only: bool
+) -> dict[str, dict[str, list[bool]]]:
+    """Each decision's firings on following, binding and topic-shift turns (turns 2+)."""
+    rates: dict[str, dict[str, list[bool]]] = {
+        group: {"back": [], "prev": []} for group in ("following", "binding", "topic_shift")
+    }
+    for line in lines:
         session = json.loads(line)
-        if session["session_id"] in test_ids:
+        if session["session_id"] in skip:
             continue
-        turns = session["turns"]
-        for previous, turn in itertools.pairwise(turns):
+        for previous, turn in itertools.pairwise(session["turns"]):
+            if rewritten_only and not turn.get("rewrite"):
+                continue
             text = turn["utterance"]
             flags = {"back": refers_back(text), "prev": refers_to_previous(text)}
-            target = shifts if turn["chain_mode"] == "topic_shift" else follows
+            group = "topic_shift" if turn["chain_mode"] == "topic_shift" else "following"
             for k, v in flags.items():
-                target[k].append(v)
+                rates[group][k].append(v)
                 if _binds(turn, previous):
-                    binds[k].append(v)
-    result = {
-        "single_questions": {
-            "n": len(single),
-            "refers_back": sum(map(refers_back, single)),
-            "refers_to_previous": sum(map(refers_to_previous, single)),
-        },
-        "sessions": {
-            "following": {k: [sum(v), len(v)] for k, v in follows.items()},
-            "binding": {k: [sum(v), len(v)] for k, v in binds.items()},
-            "topic_shift": {k: [sum(v), len(v)] for k, v in shifts.items()},
-        },
-    }
-    print("fires on (development data)        refers_back          refers_to_previous")
+                    rates["binding"][k].append(v)
+    return rates
+
+
+def _print(title: str, single: list[str], sessions: dict[str, dict[str, list[bool]]]) -> None:
     row = "{:<34} {:<20} {:<20}"
+    print(row.format(f"fires on ({title})", "refers_back", "refers_to_previous"))
     print(
         row.format(
             "MtQ single questions (false)",
@@ -103,9 +88,66 @@ def main() -> int:
             _rate([refers_to_previous(q) for q in single]),
         )
     )
-    print(row.format("session follow-ups (recall)", _rate(follows["back"]), _rate(follows["prev"])))
-    print(row.format("turns binding names (recall)", _rate(binds["back"]), _rate(binds["prev"])))
-    print(row.format("topic shifts (false)", _rate(shifts["back"]), _rate(shifts["prev"])))
+    for group, name in (
+        ("following", "session follow-ups (recall)"),
+        ("binding", "turns binding names (recall)"),
+        ("topic_shift", "topic shifts (false)"),
+    ):
+        print(row.format(name, _rate(sessions[group]["back"]), _rate(sessions[group]["prev"])))
+
+
+def _summary(single: list[str], sessions: dict[str, dict[str, list[bool]]]) -> dict[str, Any]:
+    return {
+        "single_questions": {
+            "n": len(single),
+            "refers_back": sum(map(refers_back, single)),
+            "refers_to_previous": sum(map(refers_to_previous, single)),
+        },
+        "sessions": {
+            group: {k: [sum(v), len(v)] for k, v in flags.items()}
+            for group, flags in sessions.items()
+        },
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sessions", type=Path)
+    parser.add_argument(
+        "--test",
+        action="store_true",
+        help="score the frozen test splits instead (MtQ heldout-400, the CypherTurn test "
+        "sessions as built and their paraphrased turns); log the look in test-looks.md",
+    )
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args()
+    if not args.test and args.sessions is None:
+        parser.error("--sessions FILE (development) or --test")
+    held_lines = (MTQ / "heldout-400.jsonl").read_text().splitlines()
+    test_lines = [x for x in TEST_SESSIONS.read_text().splitlines() if x]
+    result: dict[str, Any] = {}
+    if args.test:
+        single = [json.loads(x)["question"] for x in held_lines if x]
+        plain = _sessions_rates(test_lines, set(), rewritten_only=False)
+        _print("test data", single, plain)
+        result["test"] = _summary(single, plain)
+        para_file = TEST_SESSIONS.with_name("sessions-paraphrased.jsonl")
+        para_lines = [x for x in para_file.read_text().splitlines() if x]
+        para = _sessions_rates(para_lines, set(), rewritten_only=True)
+        print()
+        _print("test, paraphrased turns", [], para)
+        result["test_paraphrased"] = _summary([], para)
+    else:
+        held = {json.loads(x)["id"] for x in held_lines if x}
+        single = [
+            r["question"]
+            for r in map(json.loads, (MTQ / "dev-labelled.jsonl").read_text().splitlines())
+            if r["id"] not in held and r["check"]["status"] != "excluded"
+        ]
+        test_ids = {json.loads(x)["session_id"] for x in test_lines}
+        sessions = _sessions_rates(args.sessions.read_text().splitlines(), test_ids, False)
+        _print("development data", single, sessions)
+        result["development"] = _summary(single, sessions)
     if args.out is not None:
         args.out.write_text(json.dumps(result, indent=2) + "\n")
     return 0
