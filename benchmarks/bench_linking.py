@@ -14,8 +14,8 @@ is run on the question alone and scored:
 - **questions with a false link**: a link whose value no gold literal equals
   is shown to the model as a value the question names, which misleads it.
 
-Each rule of the linker is also switched off in turn (by patching the module,
-for this measurement only) to see what it contributes on questions it was not
+Each word-form rule of the linker is also switched off in turn
+(:class:`~cypherturn.grounding.LinkRules`) to see what it contributes on questions it was not
 written from. Development data; no model; prints one 80-column table.
 """
 
@@ -27,12 +27,11 @@ import json
 import re
 import sys
 import time
-from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 from cypherturn import api
-from cypherturn.grounding import _link, graph_index, link_values
+from cypherturn.grounding import LinkRules, graph_index, link_values
 
 ROOT = Path(__file__).resolve().parent.parent
 MTQ = ROOT / "benchmarks" / "data" / "mind-the-query"
@@ -52,35 +51,24 @@ def _items(path: Path, exclude: Path | None) -> list[dict[str, Any]]:
     return [r for r in rows if r["id"] not in skip and r["check"]["status"] != "excluded"]
 
 
-@contextlib.contextmanager
-def _patched(name: str) -> Iterator[None]:
-    """Switch one linker rule off (``none``: the linker as shipped)."""
-    saved = {k: getattr(_link, k) for k in ("_forms", "_PREFIX_MIN")}
-    original_forms: Callable[[str], set[str]] = saved["_forms"]
-    if name == "no_adverb":
-        _link._forms = lambda w: {
-            f for f in original_forms(w) if not (w.lower().endswith("ly") and f == w.lower()[:-2])
-        }  # type: ignore[assignment]
-    elif name == "no_plural":
-        _link._forms = lambda w: (
-            {w.lower()} | ({w.lower()[:-2]} if len(w) > 5 and w.lower().endswith("ly") else set())
-        )  # type: ignore[assignment]
-    elif name == "no_prefix":
-        _link._PREFIX_MIN = 10**6  # type: ignore[attr-defined]
-    try:
-        yield
-    finally:
-        for k, v in saved.items():
-            setattr(_link, k, v)
+RULES = {
+    "none": LinkRules(),
+    "no_adverb": LinkRules(adverb=False),
+    "no_plural": LinkRules(plural=False),
+    "no_prefix": LinkRules(prefix=False),
+}
+"""The linker as shipped, and with each word-form rule switched off in turn."""
 
 
-def _score(items: list[dict[str, Any]], indexes: dict[str, Any]) -> dict[str, float]:
+def _score(
+    items: list[dict[str, Any]], indexes: dict[str, Any], rules: LinkRules
+) -> dict[str, float]:
     gold_n = found_n = links_n = right_links = false_q = 0
     for item in items:
         index = indexes[item["graph"]]
         stored = index_values(index)
         gold = {v for v in _literals(item["check"]["gold"]) if v in stored}
-        links = link_values(item["question"], index)
+        links = link_values(item["question"], index, rules=rules)
         values = {link.value.lower() for link in links}
         gold_n += len(gold)
         found_n += len(gold & values)
@@ -137,8 +125,7 @@ def main() -> int:
         )
         for name in args.variants.split(","):
             started = time.perf_counter()
-            with _patched(name):
-                row = _score(items, indexes)
+            row = _score(items, indexes, RULES[name])
             row["seconds"] = time.perf_counter() - started
             results["rows"][name] = row
             print(

@@ -10,6 +10,7 @@ from cypherturn.grounding import (
     Edit,
     Finding,
     GraphIndex,
+    LinkRules,
     apply_edits,
     asks_for_number,
     check_question,
@@ -185,6 +186,15 @@ def test_a_word_naming_a_label_is_not_linked_to_a_value_it_starts(crime: GraphEn
     # a word that names no label still links to the value it starts
     (link,) = link_values("how many shoplifting offences happened?", fresh)
     assert (link.owner, link.key, link.value) == ("Crime", "type", "Shoplifting")
+
+
+def test_each_word_form_rule_can_be_switched_off(index: GraphIndex) -> None:
+    question = "how many burglaries did sergeants investigate?"
+    assert {link.value for link in link_values(question, index)} == {"Burglary", "Sergeant"}
+    assert link_values(question, index, rules=LinkRules(plural=False)) == []
+    assert link_values(question, index, rules=LinkRules(adverb=False, prefix=False)) == (
+        link_values(question, index)
+    )
 
 
 def test_no_links_for_words_the_graph_does_not_store(index: GraphIndex) -> None:

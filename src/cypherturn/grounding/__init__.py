@@ -24,7 +24,7 @@ from cypherturn.grounding._index import (
     PropertyValues,
     graph_index,
 )
-from cypherturn.grounding._link import ValueLink, link_values, render_links
+from cypherturn.grounding._link import LinkRules, ValueLink, link_values, render_links
 from cypherturn.grounding._pitfalls import engine_pitfalls
 from cypherturn.grounding._question import (
     asks_for_number,
@@ -67,6 +67,7 @@ __all__ = [
     "Edit",
     "Finding",
     "GraphIndex",
+    "LinkRules",
     "PreviousResult",
     "PropertyValues",
     "QueryFacts",

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from pydantic import BaseModel
 
@@ -31,7 +32,7 @@ from cypherturn.errors import QueryError
 from cypherturn.graph import cypher_name, quote_name
 from cypherturn.grounding._index import GraphIndex
 
-__all__ = ["ValueLink", "link_values", "render_links"]
+__all__ = ["LinkRules", "ValueLink", "link_values", "render_links"]
 
 _MAX_GRAM = 4
 _PREFIX_MIN = 6
@@ -45,6 +46,28 @@ _STOPWORD_TEXT = """a an the of in on at to for from by with and or not no is ar
     into did done ever still also only just than then as if so i you we our my your
     whether were what's who's"""
 _STOPWORDS = frozenset(_STOPWORD_TEXT.split())
+
+
+@dataclass(frozen=True, slots=True)
+class LinkRules:
+    """Which of the linker's word-form rules apply; all do unless one is switched off.
+
+    ``benchmarks/bench_linking.py`` switches each off in turn to measure what it
+    finds on questions it was not written from (docs/results/grounding-transfer/).
+
+    Attributes:
+        plural: a phrase's last word also in its singular form (``robberies`` -> ``robbery``).
+        adverb: a word also without ``-ly`` (``orally`` -> ``oral``).
+        prefix: listed values of low-cardinality properties that start with a
+            question word of at least 6 letters.
+    """
+
+    plural: bool = True
+    adverb: bool = True
+    prefix: bool = True
+
+
+ALL_RULES = LinkRules()
 
 
 class ValueLink(BaseModel):
@@ -65,22 +88,22 @@ class ValueLink(BaseModel):
     relationship: bool = False
 
 
-def _forms(word: str) -> set[str]:
+def _forms(word: str, rules: LinkRules = ALL_RULES) -> set[str]:
     """A word's plain, singular and adverb-less forms, lower case (``robberies`` -> ``robbery``)."""
     w = word.lower()
     forms = {w}
-    if len(w) > 4 and w.endswith("ies"):
+    if rules.plural and len(w) > 4 and w.endswith("ies"):
         forms.add(w[:-3] + "y")
-    if len(w) > 4 and w.endswith(("ses", "xes", "ches", "shes")):
+    if rules.plural and len(w) > 4 and w.endswith(("ses", "xes", "ches", "shes")):
         forms.add(w[:-2])
-    if len(w) > 3 and w.endswith("s") and not w.endswith("ss"):
+    if rules.plural and len(w) > 3 and w.endswith("s") and not w.endswith("ss"):
         forms.add(w[:-1])
-    if len(w) > 5 and w.endswith("ly"):
+    if rules.adverb and len(w) > 5 and w.endswith("ly"):
         forms.add(w[:-2])
     return forms
 
 
-def _grams(question: str) -> list[tuple[int, int, str, set[str]]]:
+def _grams(question: str, rules: LinkRules = ALL_RULES) -> list[tuple[int, int, str, set[str]]]:
     """Runs of 1-4 words not made only of stop words: ``(first, last, text, lowered forms)``."""
     words = re.findall(r"[A-Za-z0-9][A-Za-z0-9'&.\-]*[A-Za-z0-9]|[A-Za-z0-9]", question)
     grams = []
@@ -92,7 +115,7 @@ def _grams(question: str) -> list[tuple[int, int, str, set[str]]]:
             if n == 1 and (len(chunk[0]) < 3 or chunk[0].isdigit()):
                 continue
             head = " ".join(w.lower() for w in chunk[:-1])
-            forms = {f"{head} {f}".strip() for f in _forms(chunk[-1])}
+            forms = {f"{head} {f}".strip() for f in _forms(chunk[-1], rules)}
             grams.append((i, i + n - 1, " ".join(chunk), forms))
     return grams
 
@@ -117,7 +140,9 @@ def _stored_matches(
     return [row[0] for row in rows if isinstance(row[0], str)]
 
 
-def link_values(question: str, index: GraphIndex, *, limit: int = _MAX_LINKS) -> list[ValueLink]:
+def link_values(
+    question: str, index: GraphIndex, *, limit: int = _MAX_LINKS, rules: LinkRules = ALL_RULES
+) -> list[ValueLink]:
     """The stored string values the question's words name, longest phrase first.
 
     A phrase links to a stored value when, ignoring case, the value equals the
@@ -133,11 +158,13 @@ def link_values(question: str, index: GraphIndex, *, limit: int = _MAX_LINKS) ->
         question: the user's question.
         index: the graph's index; its engine answers lookups of properties
             whose values are not all listed (one query per such property).
+        limit: the most links returned.
+        rules: the word-form rules that apply (all by default).
 
     Returns:
         At most ``limit`` links; empty when nothing matches.
     """
-    grams = _grams(question)
+    grams = _grams(question, rules)
     terms: set[str] = set()
     for _, _, _, forms in grams:
         terms |= forms
@@ -152,7 +179,11 @@ def link_values(question: str, index: GraphIndex, *, limit: int = _MAX_LINKS) ->
     # a word that names a label means the label ("how many vehicles" counts Vehicle
     # nodes), not a listed value that happens to start with the label's name
     labels = {label.lower() for label in index.labels}
-    long_words = {t for t in terms if " " not in t and len(t) >= _PREFIX_MIN and t not in labels}
+    long_words = {
+        t
+        for t in terms
+        if rules.prefix and " " not in t and len(t) >= _PREFIX_MIN and t not in labels
+    }
     for (owner, key), pv in sorted(index.values.items()):
         if not pv.complete:
             continue
