@@ -8,6 +8,7 @@ and the result records which remembered questions were shown.
 
 from __future__ import annotations
 
+import io
 import json
 import sys
 from collections.abc import Callable
@@ -171,3 +172,24 @@ def test_bench_ask_with_a_memory_never_shows_a_question_its_own_pair(
     # the same directory without the memory is another configuration: refused
     code, _, stderr = run_cli(capsys, *args[:-4])
     assert code == 1 and "memory" in stderr and "Traceback" not in stderr
+
+
+def test_chat_remember_this_on_the_command_line(
+    town: GraphEngine,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    replies = tmp_path / "replay.json"
+    replies.write_text(json.dumps([COUNT]))
+    typed = "/remember\nHow many people are there?\nremember this\n/remember 9\n/quit\n"
+    monkeypatch.setattr(sys, "stdin", io.StringIO(typed))
+    code, out, err = run_cli(
+        capsys, "chat", "--graph", town.graph, "--out", str(tmp_path / "chats"),
+        "--strategy", "single", "-n", "1", "--no-answer", "--model", f"replay:{replies}",
+    )  # fmt: skip
+    shown = " ".join(out.split())
+    assert code == 0 and "Traceback" not in out + err
+    assert "no answered question to remember yet" in shown
+    assert "remembered How many people are there?" in shown and "no turn 9" in shown
+    assert [p.cypher for p in api.graph_memory(town.graph).pairs()] == [COUNT]

@@ -52,12 +52,16 @@ COMMANDS = {
     "/schema": "the graph's schema",
     "/explain [N]": "every attempt: checks, repairs, errors, votes",
     "/save PATH": "write the transcript to PATH as well",
-    "/remember [N]": "keep the last question (or turn N) and its Cypher in the graph's memory: "
-    "later questions are shown the nearest remembered ones as examples",
+    "/remember [N]": "keep the last question (or turn N) and its Cypher in the graph's memory "
+    '(also "remember this"): later questions are shown the nearest remembered ones as examples',
     "/help": "this list",
     "/quit": "end the conversation (also Ctrl-D)",
 }
 """The chat commands and what each shows."""
+
+
+_REMEMBER_WORDS = frozenset({"remember this", "remember that", "remember it"})
+"""Lines that mean ``/remember``: keep the last answer's question and Cypher."""
 
 
 def _target(graph: str | None, engine: str | None) -> tuple[str | None, str | None]:
@@ -188,6 +192,8 @@ def _converse(session: api.ChatSession) -> None:
                 break
             if not line:
                 continue
+            if line.lower().rstrip(" .!") in _REMEMBER_WORDS:
+                line = "/remember"
             if line.startswith("/"):
                 if not _command(session, line):
                     break
