@@ -159,6 +159,28 @@ def _check_set(
     return golds
 
 
+def _run_config(
+    config: AskBenchConfig, ask_set: AskSet, prompt: str, memory_set: AskSet | None
+) -> AskRunConfig:
+    """The settings the run directory is bound to (``ask.json``)."""
+    return AskRunConfig(
+        ask_set=ask_set.name,
+        digest=ask_set.digest,
+        split=ask_set.split,
+        budget=config.budget,
+        temperature=config.temperature,
+        seed=config.seed,
+        prompt=prompt,
+        max_tokens=config.max_tokens,
+        timeout_s=config.timeout_s,
+        row_cap=config.row_cap,
+        n_ctx=config.n_ctx,
+        memory=memory_set.name if memory_set is not None else None,
+        memory_digest=memory_set.digest if memory_set is not None else None,
+        recall=config.recall if memory_set is not None else 0,
+    )
+
+
 def run_ask_bench(
     config: AskBenchConfig,
     *,
@@ -192,28 +214,8 @@ def run_ask_bench(
         get_strategy(strategy)
     prompt = config.prompt_version or PROMPT_VERSION
     StrategyConfig(prompt_version=prompt, budget=config.budget)
-    run_config = AskRunConfig(
-        ask_set=ask_set.name,
-        digest=ask_set.digest,
-        split=ask_set.split,
-        budget=config.budget,
-        temperature=config.temperature,
-        seed=config.seed,
-        prompt=prompt,
-        max_tokens=config.max_tokens,
-        timeout_s=config.timeout_s,
-        row_cap=config.row_cap,
-        n_ctx=config.n_ctx,
-    )
     memory_set = read_ask_items(config.memory, graph=config.graph) if config.memory else None
-    if memory_set is not None:
-        run_config = run_config.model_copy(
-            update={
-                "memory": memory_set.name,
-                "memory_digest": memory_set.digest,
-                "recall": config.recall,
-            }
-        )
+    run_config = _run_config(config, ask_set, prompt, memory_set)
     options = dict(config.model_options)
     if config.n_ctx is not None:
         options["n_ctx"] = config.n_ctx

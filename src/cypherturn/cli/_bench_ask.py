@@ -54,6 +54,20 @@ def _golds_line(checks: list[GoldCheck]) -> str:
     )
 
 
+_MemoryOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--memory",
+        help="A question set (name or file) whose usable golds are the memory of verified "
+        "questions: each question is shown the --recall nearest of its graph, never its "
+        "own (leave-one-out).",
+    ),
+]
+_RecallOpt = Annotated[
+    int, typer.Option("--recall", min=1, max=20, help="Pairs shown per question with --memory.")
+]
+
+
 @bench_app.command("ask")
 def ask_command(
     ctx: typer.Context,
@@ -108,18 +122,8 @@ def ask_command(
     limit: Annotated[
         int | None, typer.Option("--limit", min=1, help="Only the first N questions.")
     ] = None,
-    memory: Annotated[
-        str | None,
-        typer.Option(
-            "--memory",
-            help="A question set (name or file) whose usable golds are the memory of verified "
-            "questions: each question is shown the --recall nearest of its graph, never its "
-            "own (leave-one-out).",
-        ),
-    ] = None,
-    recall: Annotated[
-        int, typer.Option("--recall", min=1, max=20, help="Pairs shown per question with --memory.")
-    ] = DEFAULT_RECALL,
+    memory: _MemoryOpt = None,
+    recall: _RecallOpt = DEFAULT_RECALL,
     engine: EngineOpt = None,
     base_url: BaseUrlOpt = None,
     n_ctx: ContextOpt = None,

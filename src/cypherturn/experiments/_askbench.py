@@ -308,15 +308,19 @@ def _check_inputs(
     golds: Sequence[tuple[GoldCheck, QueryResult | None]],
     strategies: Sequence[str],
     engines: Mapping[str, GraphEngine],
+    memory: Recall | None,
 ) -> None:
     """Refuse a run whose inputs do not fit together (see :func:`run_ask_benchmark`).
 
     Raises:
         ConfigError: a set that is not the configuration's, a gold check count
-            that is not the set's, an unknown strategy, or a graph without an engine.
+            that is not the set's, an unknown strategy, a graph without an engine, or a
+            memory given without the configuration naming one (or the reverse).
     """
     if ask_set.digest != config.digest or ask_set.split is not config.split:
         raise ConfigError("the question set is not the one the configuration names")
+    if (memory is None) != (config.memory is None):
+        raise ConfigError("a memory must be given exactly when the configuration names one")
     if len(golds) != len(ask_set.items):
         raise ConfigError(f"{len(golds)} gold checks for {len(ask_set.items)} questions")
     for strategy in strategies:
@@ -363,7 +367,7 @@ def run_ask_benchmark(
             configuration's, an unknown strategy, or a graph without an engine.
         DatasetError: a malformed ``ask.json`` or ``answers.jsonl``.
     """
-    _check_inputs(config, ask_set, golds, strategies, engines)
+    _check_inputs(config, ask_set, golds, strategies, engines, memory)
     started = time.perf_counter()
     open_run_dir(
         out_dir, ASK_CONFIG_FILE, config, what="ask run configuration", started_by=(ANSWERS_FILE,)
@@ -380,8 +384,6 @@ def run_ask_benchmark(
     todo = [t for t in tasks if t.key(config) not in done]
     if on_start is not None:
         on_start(len(tasks), len(tasks) - len(todo))
-    if (memory is None) != (config.memory is None):
-        raise ConfigError("a memory must be given exactly when the configuration names one")
     play = functools.partial(
         _play, config=config, ask_set=ask_set, engines=engines, contexts={}, memory=memory
     )

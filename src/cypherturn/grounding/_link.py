@@ -140,6 +140,32 @@ def _stored_matches(
     return [row[0] for row in rows if isinstance(row[0], str)]
 
 
+def _prefix_matches(
+    index: GraphIndex, terms: set[str], rules: LinkRules
+) -> dict[str, list[tuple[str, str, str, bool]]]:
+    """Listed values that start with a long question word: ``word -> [(owner, key, value, rel)]``."""
+    rel_owners = set(index.type_keys)
+    prefix: dict[str, list[tuple[str, str, str, bool]]] = {}
+    # a word that names a label means the label ("how many vehicles" counts Vehicle
+    # nodes), not a listed value that happens to start with the label's name
+    labels = {label.lower() for label in index.labels}
+    long_words = {
+        t
+        for t in terms
+        if rules.prefix and " " not in t and len(t) >= _PREFIX_MIN and t not in labels
+    }
+    for (owner, key), pv in sorted(index.values.items()):
+        if not pv.complete:
+            continue
+        relationship = owner in rel_owners and owner not in index.label_keys
+        for stored in pv.values:
+            low = stored.lower()
+            for word in long_words:
+                if low.startswith(word) and low != word and len(stored) <= 60:
+                    prefix.setdefault(word, []).append((owner, key, stored, relationship))
+    return prefix
+
+
 def link_values(
     question: str, index: GraphIndex, *, limit: int = _MAX_LINKS, rules: LinkRules = ALL_RULES
 ) -> list[ValueLink]:
@@ -175,24 +201,7 @@ def link_values(
         for stored in _stored_matches(index, owner, key, terms, relationship):
             if len(stored) <= 60:
                 found.setdefault(stored.lower(), []).append((owner, key, stored, relationship))
-    prefix: dict[str, list[tuple[str, str, str, bool]]] = {}
-    # a word that names a label means the label ("how many vehicles" counts Vehicle
-    # nodes), not a listed value that happens to start with the label's name
-    labels = {label.lower() for label in index.labels}
-    long_words = {
-        t
-        for t in terms
-        if rules.prefix and " " not in t and len(t) >= _PREFIX_MIN and t not in labels
-    }
-    for (owner, key), pv in sorted(index.values.items()):
-        if not pv.complete:
-            continue
-        relationship = owner in rel_owners and owner not in index.label_keys
-        for stored in pv.values:
-            low = stored.lower()
-            for word in long_words:
-                if low.startswith(word) and low != word and len(stored) <= 60:
-                    prefix.setdefault(word, []).append((owner, key, stored, relationship))
+    prefix = _prefix_matches(index, terms, rules)
     asked = {f for _, last, _, forms in grams for f in forms if " " not in f}
 
     def named(owner: str, key: str) -> int:
