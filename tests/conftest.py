@@ -8,6 +8,7 @@ code under test that opens the default embedded engine (``open_engine(None,
 
 from __future__ import annotations
 
+import sys
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -29,6 +30,25 @@ def cypherturn_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("CYPHERTURN_HOME", str(home))
         yield home
+
+
+@pytest.fixture
+def cli(capsys: pytest.CaptureFixture[str]) -> Callable[..., tuple[int, str, str]]:
+    """``cli(*args) -> (exit code, stdout, stderr)``: the console entry point run in-process."""
+    from cypherturn.cli import main
+
+    def run(*args: str) -> tuple[int, str, str]:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(sys, "argv", ["cypherturn", *args])
+            try:
+                main()
+                code = 0
+            except SystemExit as e:
+                code = int(e.code or 0)
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    return run
 
 
 @pytest.fixture(scope="session")

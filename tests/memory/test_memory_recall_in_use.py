@@ -17,7 +17,6 @@ from pathlib import Path
 import pytest
 
 from cypherturn import api
-from cypherturn.cli import main
 from cypherturn.errors import ConfigError
 from cypherturn.graph import GraphEngine
 from cypherturn.models import ReplayChatModel
@@ -25,20 +24,6 @@ from cypherturn.models import ReplayChatModel
 COUNT = "MATCH (p:Person) RETURN count(p) AS people"
 PER_CITY = "MATCH (p:Person)-[:LIVES_IN]->(c:City) RETURN c.name AS city, count(p) AS people"
 NAMES = "MATCH (p:Person) RETURN p.name AS name ORDER BY name"
-
-
-def run_cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    old = sys.argv
-    sys.argv = ["cypherturn", *args]
-    try:
-        main()
-        code = 0
-    except SystemExit as e:
-        code = int(e.code or 0)
-    finally:
-        sys.argv = old
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture
@@ -119,7 +104,7 @@ def test_chat_remember_keeps_the_query_that_ran_for_later_turns(
 
 
 def test_learn_list_and_forget_on_the_command_line(
-    town: GraphEngine, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    town: GraphEngine, tmp_path: Path, cli: Callable[..., tuple[int, str, str]]
 ) -> None:
     path = tmp_path / "pairs.jsonl"
     path.write_text(
@@ -128,25 +113,25 @@ def test_learn_list_and_forget_on_the_command_line(
         + json.dumps({"question": "broken", "cypher": "MATCH (p:Person RETURN p"})
         + "\n"
     )
-    code, out, _ = run_cli(capsys, "learn", str(path), "--graph", town.graph)
+    code, out, _ = cli("learn", str(path), "--graph", town.graph)
     assert code == 0 and "kept 1 pair(s) (1 new)" in out and "refused 1" in out
-    code, out, _ = run_cli(capsys, "learn", "--list", "--graph", town.graph)
+    code, out, _ = cli("learn", "--list", "--graph", town.graph)
     assert code == 0 and "How many people?" in out
-    code, out, _ = run_cli(capsys, "learn", "--forget", "how many people", "--graph", town.graph)
+    code, out, _ = cli("learn", "--forget", "how many people", "--graph", town.graph)
     assert code == 0 and api.graph_memory(town.graph).pairs() == []
-    code, _, _ = run_cli(capsys, "learn", "--forget", "how many people", "--graph", town.graph)
+    code, _, _ = cli("learn", "--forget", "how many people", "--graph", town.graph)
     assert code == 1
     bad = tmp_path / "bad.jsonl"
     bad.write_text(json.dumps({"question": "x", "cypher": "CREATE (n) RETURN n"}) + "\n")
-    code, out, err = run_cli(capsys, "learn", str(bad), "--graph", town.graph)
+    code, out, err = cli("learn", str(bad), "--graph", town.graph)
     assert code == 1 and "kept 0" in out and "Traceback" not in out + err
     for args in (["learn", "--graph", town.graph], ["learn", str(tmp_path / "none.jsonl")]):
-        code, out, err = run_cli(capsys, *args)
+        code, out, err = cli(*args)
         assert code == 1 and "Traceback" not in out + err
 
 
 def test_bench_ask_with_a_memory_never_shows_a_question_its_own_pair(
-    town: GraphEngine, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    town: GraphEngine, tmp_path: Path, cli: Callable[..., tuple[int, str, str]]
 ) -> None:
     lines = [
         {"id": "a", "question": "How many people are there?", "cypher": COUNT},
@@ -160,7 +145,7 @@ def test_bench_ask_with_a_memory_never_shows_a_question_its_own_pair(
     out = tmp_path / "run"
     args = ["bench", "ask", str(path), "--out", str(out), "--model", f"replay:{replies}"]
     args += ["--strategy", "single", "-n", "1", "--memory", str(path), "--recall", "2"]
-    code, stdout, stderr = run_cli(capsys, *args)
+    code, stdout, stderr = cli(*args)
     assert code == 0, stdout + stderr
     answers = [json.loads(x) for x in (out / "answers.jsonl").read_text().splitlines()]
     for answer, line in zip(answers, lines, strict=True):
@@ -170,22 +155,22 @@ def test_bench_ask_with_a_memory_never_shows_a_question_its_own_pair(
     stored = json.loads((out / "ask.json").read_text())
     assert (stored["memory"], stored["recall"]) == ("set", 2)
     # the same directory without the memory is another configuration: refused
-    code, _, stderr = run_cli(capsys, *args[:-4])
+    code, _, stderr = cli(*args[:-4])
     assert code == 1 and "memory" in stderr and "Traceback" not in stderr
 
 
 def test_chat_remember_this_on_the_command_line(
     town: GraphEngine,
     tmp_path: Path,
-    capsys: pytest.CaptureFixture[str],
+    cli: Callable[..., tuple[int, str, str]],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     replies = tmp_path / "replay.json"
     replies.write_text(json.dumps([COUNT]))
     typed = "/remember\nHow many people are there?\nremember this\n/remember 9\n/quit\n"
     monkeypatch.setattr(sys, "stdin", io.StringIO(typed))
-    code, out, err = run_cli(
-        capsys, "chat", "--graph", town.graph, "--out", str(tmp_path / "chats"),
+    code, out, err = cli(
+        "chat", "--graph", town.graph, "--out", str(tmp_path / "chats"),
         "--strategy", "single", "-n", "1", "--no-answer", "--model", f"replay:{replies}",
     )  # fmt: skip
     shown = " ".join(out.split())

@@ -139,7 +139,6 @@ def test_recall_ranks_by_shared_words_within_the_graph_and_can_leave_one_out() -
     assert recall.nearest("zebra quantum", 3) == []
     assert recall.nearest("people", 0) == []
     assert Recall([]).nearest("people", 3) == []
-    assert recall.same_question("which CITIES are there", graph="g") is not None
 
 
 def test_learn_keeps_what_runs_and_says_why_it_refused_the_rest(

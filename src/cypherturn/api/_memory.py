@@ -1,4 +1,4 @@
-"""The memory verbs: `learn` a file of pairs, remember one pair, forget one, list them, recall."""
+"""The memory verbs: `learn` a file of pairs, remember one pair, forget one, a graph's memory."""
 
 from __future__ import annotations
 
@@ -24,6 +24,16 @@ __all__ = [
 
 def graph_memory(graph: str = DEFAULT_GRAPH, engine_url: str | None = None) -> QuestionMemory:
     """The memory of verified questions of ``graph`` (its file need not exist yet).
+
+    Not in either paper: docs/design/memory.md.
+
+    Args:
+        graph: the graph name.
+        engine_url: the engine's URL, ``None`` for the embedded one (its host and
+            port name the file too: :func:`~cypherturn.memory.memory_path`).
+
+    Returns:
+        The memory over ``$CYPHERTURN_HOME/memory/<graph>[-<url hash>].jsonl``.
 
     Raises:
         ConfigError: an empty graph name.
@@ -68,6 +78,12 @@ def remember(
 ) -> VerifiedPair:
     """Run ``cypher`` read-only on ``graph`` and keep it as the answer to ``question``.
 
+    Args:
+        question: the question in words.
+        cypher: the query that answers it.
+        graph / engine_url: as in :func:`graph_memory`.
+        data_path: dataset files for the first load of a known world.
+
     Returns:
         The stored pair.
 
@@ -84,5 +100,16 @@ def remember(
 
 
 def forget(question: str, *, graph: str = DEFAULT_GRAPH, engine_url: str | None = None) -> bool:
-    """Drop the remembered pair for ``question``; whether there was one."""
+    """Drop the remembered pair for ``question`` (compared normalized).
+
+    Args:
+        question: the remembered question.
+        graph / engine_url: as in :func:`graph_memory`.
+
+    Returns:
+        Whether a pair was dropped.
+
+    Raises:
+        DatasetError: the memory file cannot be read or written.
+    """
     return graph_memory(graph, engine_url).forget(question)

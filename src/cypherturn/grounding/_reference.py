@@ -136,7 +136,7 @@ def antecedent_inside(question: str, start: int, end: int) -> bool:
     inside.
 
     Examples:
-        >>> q = "Which cases list a drug, and what is the average age of these cases?"
+        >>> q = "Which ships carry cargo, and what is the total tonnage of these ships?"
         >>> antecedent_inside(q, q.index("these"), q.index("these") + 5)
         True
         >>> q = "How many of them were born before 1900?"

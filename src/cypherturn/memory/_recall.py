@@ -18,7 +18,7 @@ import bm25s
 import numpy as np
 import Stemmer
 
-from cypherturn.memory._store import VerifiedPair, normalize_question
+from cypherturn.memory._store import VerifiedPair
 
 __all__ = ["DEFAULT_RECALL", "Recall"]
 
@@ -90,11 +90,3 @@ class Recall:
         scores = self._retriever.get_scores(words) * allowed
         order = sorted(range(len(self.pairs)), key=lambda i: (-scores[i], i))
         return [(self.pairs[i], float(scores[i])) for i in order[:k] if scores[i] > 0]
-
-    def same_question(self, question: str, *, graph: str | None = None) -> VerifiedPair | None:
-        """The remembered pair for exactly this question (normalized), if any."""
-        key = normalize_question(question)
-        for pair in reversed(self.pairs):
-            if pair.key == key and (graph is None or pair.graph == graph):
-                return pair
-        return None
