@@ -119,15 +119,16 @@ def test_learn_list_and_forget_on_the_command_line(
     assert code == 0 and "How many people?" in out
     code, out, _ = cli("learn", "--forget", "how many people", "--graph", town.graph)
     assert code == 0 and api.graph_memory(town.graph).pairs() == []
-    code, _, _ = cli("learn", "--forget", "how many people", "--graph", town.graph)
-    assert code == 1
+    code, _, err = cli("learn", "--forget", "how many people", "--graph", town.graph)
+    assert code == 1 and "holds no question" in err
     bad = tmp_path / "bad.jsonl"
     bad.write_text(json.dumps({"question": "x", "cypher": "CREATE (n) RETURN n"}) + "\n")
     code, out, err = cli("learn", str(bad), "--graph", town.graph)
     assert code == 1 and "kept 0" in out and "Traceback" not in out + err
-    for args in (["learn", "--graph", town.graph], ["learn", str(tmp_path / "none.jsonl")]):
-        code, out, err = cli(*args)
-        assert code == 1 and "Traceback" not in out + err
+    code, out, err = cli("learn", "--graph", town.graph)
+    assert code == 2 and "Traceback" not in out + err
+    code, out, err = cli("learn", str(tmp_path / "none.jsonl"))
+    assert code == 1 and "not a file" in err and "Traceback" not in out + err
 
 
 def test_bench_ask_with_a_memory_never_shows_a_question_its_own_pair(

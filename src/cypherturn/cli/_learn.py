@@ -44,19 +44,16 @@ def learn(
     """
     chosen = sum([file is not None, show, forget is not None])
     if chosen != 1:
-        raise ConfigError("give a FILE to learn, --list, or --forget QUESTION (one of them)")
+        raise typer.BadParameter("give a FILE to learn, --list, or --forget QUESTION (one of them)")
     if show:
         _list(graph, engine)
     elif forget is not None:
-        dropped = api.forget(forget, graph=graph, engine_url=engine)
-        console.print(
-            "[green]forgotten[/]" if dropped else "[yellow]no such remembered question[/]"
-        )
-        if not dropped:
-            raise typer.Exit(ExitCode.ERROR)
+        if not api.forget(forget, graph=graph, engine_url=engine):
+            raise ConfigError(f"the memory of {graph} holds no question {forget!r}")
+        console.print("[green]forgotten[/]")
     elif file is not None:
         if not file.is_file():
-            raise ConfigError(f"no such file: {file}")
+            raise ConfigError(f"not a file: {file}")
         with stoppable(), console.status(f"Checking the pairs of {file} on {graph} ..."):
             report = api.learn(file, graph=graph, engine_url=engine, data_path=path)
         console.print(

@@ -12,6 +12,7 @@ pairs builds in milliseconds, so a process rebuilds it when the memory changes.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Sequence
 
 import bm25s
@@ -26,6 +27,9 @@ DEFAULT_RECALL = 3
 """Pairs shown to the model per question unless asked otherwise."""
 
 _STEMMER = Stemmer.Stemmer("english")
+
+# bm25s logs every index build at DEBUG; cypherturn's -v is for its own progress
+logging.getLogger("bm25s").setLevel(logging.WARNING)
 
 
 def _tokens(texts: list[str]) -> list[list[str]]:
