@@ -89,6 +89,24 @@ def test_graphs_survive_restart(tmp_path: Path) -> None:
         assert rows.result_set == [[42]]
 
 
+def test_an_index_serves_zeros_after_a_restart(tmp_path: Path) -> None:
+    """FalkorDB's snapshot load drops an index's zero entries; the starter rebuilds the index."""
+    data_dir = tmp_path / "zeros"
+    values = [0, 0.0, -0.0, 1.5, 3, -2]
+    with EmbeddedFalkorDB(data_dir) as first:
+        graph = first.client().select_graph("kept")
+        graph.query("CREATE INDEX FOR (t:Thing) ON (t.n)")
+        graph.query("UNWIND $values AS v CREATE (:Thing {n: v})", {"values": values})
+    with EmbeddedFalkorDB(data_dir) as second:
+        graph = second.client().select_graph("kept")
+        plan = str(graph.explain("MATCH (t:Thing) WHERE t.n < 1 RETURN t"))
+        assert "Index Scan" in plan, plan
+        served = graph.ro_query("MATCH (t:Thing) WHERE t.n < 1 RETURN count(t)").result_set
+        scanned = graph.ro_query("MATCH (t:Thing) WHERE t.n + 0 < 1 RETURN count(t)").result_set
+        assert served == scanned == [[sum(v < 1 for v in values)]]
+        assert graph.ro_query("MATCH (t:Thing) WHERE t.n = 0 RETURN count(t)").result_set == [[3]]
+
+
 def test_other_process_reuses_and_leaves_it_running(server: EmbeddedFalkorDB) -> None:
     child = _python(
         """

@@ -77,6 +77,7 @@ from cypherturn.graph._embedded_dir import (
     write_state,
 )
 from cypherturn.graph._embedded_discovery import wait_dead
+from cypherturn.graph._reindex import rebuild_range_indexes
 from cypherturn.graph._watchdog import pid_alive
 
 __all__ = ["EmbeddedFalkorDB", "default_data_dir"]
@@ -364,6 +365,7 @@ class EmbeddedFalkorDB:
                 self._process, self._pid, self._port = process, server_pid, port
                 self._bolt_port = bolt_port
                 self.owned = True
+                rebuilt = self._rebuild_indexes(process)
                 write_state(
                     self.data_dir,
                     pid=server_pid,
@@ -372,10 +374,11 @@ class EmbeddedFalkorDB:
                     watchdog_pid=process.pid,
                 )
                 log.info(
-                    "started embedded FalkorDB (pid %d, port %d, %s)",
+                    "started embedded FalkorDB (pid %d, port %d, %s; %d range-indexed keys rebuilt)",
                     server_pid,
                     port,
                     self.data_dir,
+                    rebuilt,
                 )
                 return
             last_error = log_tail(self.data_dir)
@@ -386,6 +389,18 @@ class EmbeddedFalkorDB:
         raise EngineConnectionError(
             f"embedded FalkorDB did not start in {self.data_dir}: {last_error or 'no log output'}"
         )
+
+    def _rebuild_indexes(self, process: subprocess.Popen[bytes]) -> int:
+        """Before anyone queries: loading the snapshot lost the indexes' zeros (:mod:`._reindex`)."""
+        client = self.client()
+        try:
+            return rebuild_range_indexes(client)
+        except BaseException:
+            process.terminate()
+            process.wait()
+            raise
+        finally:
+            client.connection.close()
 
     def _wait_ready(
         self, process: subprocess.Popen[bytes], port: int, bolt_port: int | None
