@@ -8,6 +8,7 @@ code under test that opens the default embedded engine (``open_engine(None,
 
 from __future__ import annotations
 
+import os
 import sys
 import uuid
 from collections.abc import Callable, Iterator
@@ -21,6 +22,18 @@ from cypherturn.graph import (
     GraphEngine,
     default_data_dir,
 )
+from cypherturn.models import THREADS_ENV
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Parallel workers (``pytest -n N``) share the cores: each model decodes on its share.
+
+    llama.cpp on every core in each of two workers runs several times slower than
+    on one core each (``cypherturn.models.model_threads``).
+    """
+    workers = os.environ.get("PYTEST_XDIST_WORKER_COUNT")
+    if workers and THREADS_ENV not in os.environ:
+        os.environ[THREADS_ENV] = str(max(1, (os.cpu_count() or 1) // int(workers)))
 
 
 @pytest.fixture(scope="session", autouse=True)

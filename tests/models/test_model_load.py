@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
 from cypherturn.errors import ConfigError, ModelUnavailableError
-from cypherturn.models import GGUFChatModel, _gguf, default_model_path, load_model
+from cypherturn.models import (
+    THREADS_ENV,
+    GGUFChatModel,
+    _gguf,
+    default_model_path,
+    load_model,
+    model_threads,
+)
 
 
 @pytest.mark.parametrize("spec", ["", "gpt-4", "hf:some/model", "default:x", "GGUF:/x.gguf"])
@@ -71,3 +79,21 @@ def test_a_file_that_is_not_gguf_is_unavailable(tmp_path: Path) -> None:
 
     with pytest.raises(ModelUnavailableError, match="cannot load GGUF model"):
         GGUFChatModel(path).load()
+
+
+def test_model_threads_default_to_every_core_and_follow_the_variable(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv(THREADS_ENV, raising=False)
+    assert model_threads() == (os.cpu_count() or 1)
+    monkeypatch.setenv(THREADS_ENV, "1")
+    assert model_threads() == 1
+
+
+@pytest.mark.parametrize("value", ["0", "-2", "two", "1.5"])
+def test_a_bad_thread_count_is_a_config_error_naming_the_variable(
+    monkeypatch: pytest.MonkeyPatch, value: str
+) -> None:
+    monkeypatch.setenv(THREADS_ENV, value)
+    with pytest.raises(ConfigError, match=THREADS_ENV):
+        model_threads()

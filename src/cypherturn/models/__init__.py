@@ -25,6 +25,7 @@ from cypherturn.models._base import (
     ToolSpec,
 )
 from cypherturn.models._gguf import GGUFChatModel, default_model_path, in_own_context
+from cypherturn.models._gguf_load import THREADS_ENV, model_threads
 from cypherturn.models._limits import (
     CallLimits,
     call_limits,
@@ -64,6 +65,7 @@ __all__ = [
     "MODEL_PACKS",
     "MODEL_SCHEMES",
     "NO_RETRY",
+    "THREADS_ENV",
     "CacheState",
     "CallLimits",
     "ChatMessage",
@@ -94,6 +96,7 @@ __all__ = [
     "limited_sleep",
     "load_model",
     "model_cache_dir",
+    "model_threads",
     "resolve_model_spec",
     "stop_calls",
     "strongest_installed",

@@ -27,7 +27,7 @@ from cypherturn.errors import ConfigError, ModelUnavailableError
 from cypherturn.models._abort import AbortFlag, install_log_filter
 from cypherturn.models._prefix_cache import Tokens
 
-__all__ = ["Loaded", "compile_grammar", "load_gguf", "render"]
+__all__ = ["THREADS_ENV", "Loaded", "compile_grammar", "load_gguf", "model_threads", "render"]
 
 logger = logging.getLogger(__name__)
 
@@ -107,6 +107,29 @@ def _extra_buffer_types(enabled: bool) -> Iterator[None]:
         lib.llama_model_default_params = original
 
 
+THREADS_ENV = "CYPHERTURN_THREADS"
+"""Environment variable: CPU threads per in-process model (default: every core)."""
+
+
+def model_threads() -> int:
+    """CPU threads llama.cpp uses per loaded model, for generation and prompt evaluation.
+
+    Every core by default. ``CYPHERTURN_THREADS=N`` sets it: two processes that
+    each decode on every core of a small machine slow each other down several
+    times over (llama.cpp's threads wait on each other at every layer), so
+    processes that run side by side, such as parallel test workers, share the cores.
+
+    Raises:
+        ConfigError: the variable is set to something other than a positive integer.
+    """
+    raw = os.environ.get(THREADS_ENV, "").strip()
+    if not raw:
+        return os.cpu_count() or 1
+    if not raw.isdigit() or int(raw) < 1:
+        raise ConfigError(f"{THREADS_ENV} must be a positive integer, not {raw!r}")
+    return int(raw)
+
+
 def load_gguf(path: Path, n_ctx: int, extra_buffer_types: bool, context: str = "") -> Loaded:
     """The model of ``path`` loaded into the llama.cpp context named ``context``, loaded once.
 
@@ -133,10 +156,12 @@ def load_gguf(path: Path, n_ctx: int, extra_buffer_types: bool, context: str = "
         started = time.perf_counter()
         try:
             with _extra_buffer_types(extra_buffer_types):
+                threads = model_threads()
                 llama = Llama(
                     model_path=str(path),
                     n_ctx=n_ctx,
-                    n_threads=os.cpu_count() or 1,
+                    n_threads=threads,
+                    n_threads_batch=threads,
                     verbose=False,
                 )
                 trained = _trained_context(llama.metadata)
@@ -145,7 +170,8 @@ def load_gguf(path: Path, n_ctx: int, extra_buffer_types: bool, context: str = "
                     llama = Llama(
                         model_path=str(path),
                         n_ctx=trained,
-                        n_threads=os.cpu_count() or 1,
+                        n_threads=threads,
+                        n_threads_batch=threads,
                         verbose=False,
                     )
         except (ValueError, RuntimeError, OSError) as e:
