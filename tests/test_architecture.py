@@ -35,7 +35,7 @@ TIERS: tuple[tuple[str, frozenset[str]], ...] = (
     ("players", frozenset({"agent", "strategies", "protocols"})),
     ("runs", frozenset({"runner", "experiments", "reports", "chat"})),
     ("api", frozenset({"api"})),
-    ("surfaces", frozenset({"cli", "mcp_server", "viewer"})),
+    ("surfaces", frozenset({"cli", "mcp_server", "viewer", "integrations"})),
 )
 """Bottom to top: a package imports packages of its own tier or below, never above."""
 

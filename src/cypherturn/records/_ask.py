@@ -57,6 +57,8 @@ class Harness(StrEnum):
     """The paper's prompt and loop, no notes, no grounding: comparable with the paper's tables."""
     SYSTEM = "system"
     """cypherturn's additions on (notes, grounding, repairs, selection): a system result."""
+    PEER = "peer"
+    """Another tool run as its docs show, on the same model and engine (``benchmarks/bench_peers.py``)."""
 
 
 class GoldStatus(StrEnum):

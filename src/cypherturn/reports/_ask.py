@@ -109,7 +109,8 @@ def _main_table(groups: dict[_System, list[AskAnswer]]) -> Table:
             "rows under any column names and order (docs/design/ex-equivalence.md). A question "
             "whose final query did not execute scores 0. Data: the question set and whether it "
             "is development data (it shaped the system) or a frozen test split. Harness: "
-            "paper-comparable (the RAS paper's strategy and prompt v1) or system."
+            "paper-comparable (the RAS paper's strategy and prompt v1), system, or peer "
+            "(another tool run as its docs show, on the same model and engine)."
         ),
     )
 
