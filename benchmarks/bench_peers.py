@@ -16,11 +16,16 @@ skipped. Progress goes to stderr.
 Systems, each on the local GGUF of ``--model`` through LangChain's ``ChatLlamaCpp``
 (the in-process llama.cpp adapter both peers accept):
 
-* ``langchain-cypherqa``: ``GraphCypherQAChain`` with its default prompt over
-  LangChain's ``FalkorDBGraph`` (its schema reader, its executor), as its docs show,
-  with ``return_direct=True`` so that it returns the rows instead of a prose answer
-  (a documented option; it skips the second, answer-writing model call).
-* ``langchain-cypherqa-validate``: the same with ``validate_cypher=True``.
+* ``langchain-falkordbqa``: ``FalkorDBQAChain`` with its default prompt over
+  LangChain's ``FalkorDBGraph`` (its schema reader, its executor), as LangChain's
+  FalkorDB page shows it, with ``return_direct=True`` so that it returns the rows
+  instead of a prose answer (a documented option; it skips the second,
+  answer-writing model call).
+* ``langchain-cypherqa`` and ``langchain-cypherqa-validate``: the generic
+  ``GraphCypherQAChain`` over the same ``FalkorDBGraph``, without and with
+  ``validate_cypher``. In langchain-community 0.4.2 it cannot be built on that graph
+  class (``construct_schema`` reads property dicts where ``FalkorDBGraph`` gives
+  key names); each question then counts failed, with that reason.
 * ``graphrag-text2cypher``: ``Text2CypherRetriever`` as shipped. It needs a
   ``neo4j.Driver``; it is given one on the Bolt endpoint of an embedded FalkorDB.
   If it cannot be built or run there, every question is counted failed with the reason.
@@ -73,6 +78,7 @@ from cypherturn.records import (
 )
 
 SYSTEMS = (
+    "langchain-falkordbqa",
     "langchain-cypherqa",
     "langchain-cypherqa-validate",
     "graphrag-text2cypher",
@@ -134,6 +140,22 @@ def _graphrag_schema(schema: GraphSchema) -> str:
     return format_schema(structured, is_enhanced=False)
 
 
+def _wait_copied(client: Any, graph: str, copy: str, timeout_s: float = 120.0) -> None:
+    """GRAPH.COPY returns before the copy can be read: wait until it holds what the source does."""
+    count = "MATCH (n) RETURN count(n)"
+    want = client.select_graph(graph).ro_query(count).result_set
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if copy in client.list_graphs():
+            try:
+                if client.select_graph(copy).ro_query(count).result_set == want:
+                    return
+            except Exception:  # the copy is not readable yet
+                pass
+        time.sleep(0.2)
+    raise SystemExit(f"error: the copy {copy} of {graph} was not complete after {timeout_s:.0f} s")
+
+
 class _Peers:
     """The peer systems over the embedded server, one LLM, and copies of the graphs."""
 
@@ -155,30 +177,57 @@ class _Peers:
             if copy in client.list_graphs():
                 client.select_graph(copy).delete()
             client.connection.execute_command("GRAPH.COPY", graph, copy)
+            _wait_copied(client, graph, copy)
             self.stack.callback(lambda: self.server.client().select_graph(copy).delete())
             self._copies[graph] = copy
         return self._copies[graph]
 
-    def langchain(self, item: AskItem, validate: bool) -> str:
-        from langchain_community.chains.graph_qa.cypher import GraphCypherQAChain
+    def _falkordb_graph(self, graph: str) -> Any:
         from langchain_community.graphs import FalkorDBGraph
 
-        key = (item.graph, validate)
+        return FalkorDBGraph(
+            database=self._copy(graph),
+            host="127.0.0.1",
+            port=self.server.port,
+            password=self.server.password,
+        )
+
+    def falkordb_qa(self, item: AskItem) -> str:
+        """LangChain's FalkorDB chain, as its FalkorDB page shows it."""
+        from langchain_community.chains.graph_qa.falkordb import FalkorDBQAChain
+
+        key = ("falkordbqa", item.graph)
         if key not in self._chains:
-            graph = FalkorDBGraph(
-                database=self._copy(item.graph),
-                host="127.0.0.1",
-                port=self.server.port,
-                password=self.server.password,
-            )
-            self._chains[key] = GraphCypherQAChain.from_llm(
-                llm=self.llm,
-                graph=graph,
-                validate_cypher=validate,
+            self._chains[key] = FalkorDBQAChain.from_llm(
+                self.llm,
+                graph=self._falkordb_graph(item.graph),
                 return_direct=True,
                 return_intermediate_steps=True,
                 allow_dangerous_requests=True,
             )
+        out = self._chains[key].invoke({"query": item.question})
+        return str(out["intermediate_steps"][0]["query"])
+
+    def cypher_qa(self, item: AskItem, validate: bool) -> str:
+        """LangChain's generic GraphCypherQAChain over its FalkorDBGraph."""
+        from langchain_community.chains.graph_qa.cypher import GraphCypherQAChain
+
+        key = ("cypherqa", item.graph, validate)
+        if key not in self._chains:
+            try:
+                self._chains[key] = GraphCypherQAChain.from_llm(
+                    llm=self.llm,
+                    graph=self._falkordb_graph(item.graph),
+                    validate_cypher=validate,
+                    return_direct=True,
+                    return_intermediate_steps=True,
+                    allow_dangerous_requests=True,
+                )
+            except Exception as e:
+                raise RuntimeError(
+                    f"GraphCypherQAChain.from_llm cannot be built on FalkorDBGraph: "
+                    f"{type(e).__name__}: {e}"
+                ) from e
         out = self._chains[key].invoke({"query": item.question})
         return str(out["intermediate_steps"][0]["query"])
 
@@ -286,8 +335,9 @@ def main() -> int:
         llm = _chat_llm(path, rope, args.seed)
         peers = _Peers(llm, engines, stack)
         runners: dict[str, Callable[[AskItem], str]] = {
-            "langchain-cypherqa": lambda i: peers.langchain(i, False),
-            "langchain-cypherqa-validate": lambda i: peers.langchain(i, True),
+            "langchain-falkordbqa": peers.falkordb_qa,
+            "langchain-cypherqa": lambda i: peers.cypher_qa(i, False),
+            "langchain-cypherqa-validate": lambda i: peers.cypher_qa(i, True),
             "graphrag-text2cypher": peers.text2cypher,
             "graphrag-prompt": peers.graphrag_prompt,
         }
