@@ -28,8 +28,9 @@ demo: $(MODELS_STAMP)
 	$(BIN)/cypherturn ask "$(QUESTION)" --graph pole --strategy ras+ -n 5 --model $(DEMO_MODEL) $(DEMO_OPTIONS)
 
 ## test: set up and run the test suite (real embedded FalkorDB, real bundled GGUF model)
+## on one worker per core (pytest-xdist; each worker's models get their share of the cores)
 test: $(STAMP)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n auto
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks

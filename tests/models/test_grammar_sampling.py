@@ -21,7 +21,7 @@ from cypherturn.graph import (
     RelationshipTypeSchema,
 )
 from cypherturn.grounding import schema_grammar
-from cypherturn.models import RejectionLlama, default_model_path
+from cypherturn.models import RejectionLlama, default_model_path, model_threads
 from cypherturn.models._gguf_load import _extra_buffer_types
 
 SCHEMA = GraphSchema(
@@ -46,8 +46,9 @@ def models() -> Iterator[tuple[Llama, RejectionLlama]]:
     # loaded as the product loads GGUF models: llama.cpp's AMX repacking segfaults on
     # some virtual machines (cypherturn.models._gguf_load._extra_buffer_types)
     with _extra_buffer_types(False):
-        plain = Llama(model_path=path, n_ctx=1024, n_threads=2, verbose=False)
-        rejection = RejectionLlama(model_path=path, n_ctx=1024, n_threads=2, verbose=False)
+        threads = {"n_threads": model_threads(), "n_threads_batch": model_threads()}
+        plain = Llama(model_path=path, n_ctx=1024, verbose=False, **threads)
+        rejection = RejectionLlama(model_path=path, n_ctx=1024, verbose=False, **threads)
     yield plain, rejection
     plain.close()
     rejection.close()
@@ -112,7 +113,8 @@ def test_the_completion_logprob_is_the_models_own(models: tuple[Llama, Rejection
         reference = Llama(
             model_path=str(default_model_path()),
             n_ctx=1024,
-            n_threads=2,
+            n_threads=model_threads(),
+            n_threads_batch=model_threads(),
             verbose=False,
             logits_all=True,
         )
