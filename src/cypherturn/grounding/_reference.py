@@ -197,8 +197,9 @@ def refers_to_previous(question: str) -> bool:
     """Whether ``question`` builds on the whole previous result ("those", "their", "the ones", ...).
 
     A reference word counts only when nothing before it in the question is what
-    it stands for (:func:`antecedent_inside`): "the average age of these cases"
-    after "cases" is the question's own cases. False for a complement ("the
+    it stands for (:func:`antecedent_inside`): in "which officers investigated
+    crimes, and how many of those crimes" (POLE labels), "those crimes" are the
+    question's own crimes. False for a complement ("the
     rest", "the others"), an ordinal ("the second one"), a named earlier turn,
     and a change of topic.
 

@@ -16,6 +16,6 @@ neither framework; its two modules each import one, and raise ``ImportError``
 naming the extra when it is missing.
 """
 
-from cypherturn.integrations._answerer import GraphAnswerer, answer_payload
+from cypherturn.integrations._answerer import GraphAnswerer, answer_payload, row_text
 
-__all__ = ["GraphAnswerer", "answer_payload"]
+__all__ = ["GraphAnswerer", "answer_payload", "row_text"]

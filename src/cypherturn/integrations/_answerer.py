@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 from typing import Any
 
@@ -9,7 +10,7 @@ from cypherturn.api import AskConfig, run_ask
 from cypherturn.models import ChatModel, GGUFChatModel, load_model
 from cypherturn.strategies import StrategyResult
 
-__all__ = ["GraphAnswerer", "answer_payload"]
+__all__ = ["GraphAnswerer", "answer_payload", "row_text"]
 
 
 class GraphAnswerer:
@@ -104,3 +105,15 @@ def answer_payload(result: StrategyResult, *, max_rows: int | None = None) -> di
         "row_count": len(records),
         "truncated": bool(final is not None and final.truncated) or len(kept) < len(records),
     }
+
+
+def row_text(row: dict[str, Any]) -> str:
+    """One result row as text for an LLM's context: ``"column: value; ..."``, values as JSON.
+
+    Example:
+        >>> row_text({"name": "Ada", "born": 1815})
+        'name: "Ada"; born: 1815'
+    """
+    return "; ".join(
+        f"{key}: {json.dumps(value, ensure_ascii=False, default=str)}" for key, value in row.items()
+    )

@@ -29,7 +29,6 @@ Example (needs the ``pole`` graph and the model pack, so not a doctest)::
 from __future__ import annotations
 
 import asyncio
-import json
 from typing import Any
 
 try:
@@ -46,7 +45,7 @@ except ImportError as e:  # pragma: no cover - exercised only without the extra
 from pydantic import BaseModel
 
 from cypherturn.errors import CypherTurnError
-from cypherturn.integrations._answerer import GraphAnswerer, answer_payload
+from cypherturn.integrations._answerer import GraphAnswerer, answer_payload, row_text
 from cypherturn.models import DEFAULT_TEMPERATURE, ChatMessage, ChatModel, load_model
 
 __all__ = ["CypherTurnLLM", "CypherTurnRetriever"]
@@ -120,10 +119,7 @@ class CypherTurnRetriever(Retriever):
     def default_record_formatter(self, record: neo4j.Record) -> RetrieverResultItem:
         """``"column: value; ..."`` for the LLM, the row itself as metadata."""
         row = record.data()
-        content = "; ".join(
-            f"{key}: {json.dumps(value, ensure_ascii=False, default=str)}"
-            for key, value in row.items()
-        )
+        content = row_text(row)
         return RetrieverResultItem(content=content, metadata=row)
 
 

@@ -55,7 +55,7 @@ except ImportError as e:  # pragma: no cover - exercised only without the extra
     ) from e
 from pydantic import BaseModel, ConfigDict, Field
 
-from cypherturn.integrations._answerer import GraphAnswerer, answer_payload
+from cypherturn.integrations._answerer import GraphAnswerer, answer_payload, row_text
 from cypherturn.models import DEFAULT_TEMPERATURE, ChatMessage, ChatModel, ToolCall, ToolSpec
 from cypherturn.models import load_model as _load_model
 from cypherturn.strategies import StrategyResult
@@ -123,12 +123,6 @@ class CypherTurnTool(BaseTool):
         return json.dumps(payload, ensure_ascii=False, default=str), result
 
 
-def _row_text(row: dict[str, Any]) -> str:
-    return "; ".join(
-        f"{key}: {json.dumps(value, ensure_ascii=False, default=str)}" for key, value in row.items()
-    )
-
-
 class CypherTurnRetriever(BaseRetriever):
     """Documents that are result rows: ``page_content`` ``"column: value; ..."``.
 
@@ -165,7 +159,7 @@ class CypherTurnRetriever(BaseRetriever):
         payload = answer_payload(self.answerer.answer(query), max_rows=self.k)
         return [
             Document(
-                page_content=_row_text(row),
+                page_content=row_text(row),
                 metadata={"cypher": payload["cypher"], "row": i, "values": row},
             )
             for i, row in enumerate(payload["rows"])
