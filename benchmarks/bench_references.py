@@ -3,11 +3,18 @@
 Run: ``python benchmarks/bench_references.py --sessions cypherturn.jsonl [--out FILE.json]``
 (``cypherturn bench build --out cypherturn.jsonl`` makes the sessions).
 
-Two decisions are scored, on development data only:
+Three decisions are scored:
 
 - ``refers_back`` (chat): the question needs the conversation as context;
 - ``refers_to_previous`` (grounding): the question builds on the whole previous
-  result, so ``ras+`` may restrict its query to the names that result listed.
+  result, read from the question alone;
+- ``points_to_previous`` (grounding, what ``bind_reference`` decides on): the
+  same, where the previous result lists the names of one label and nothing in
+  the question points the reference at another label. In sessions the label is
+  read from the previous gold (``RETURN [DISTINCT] v.name`` with ``(v:Label``),
+  the graph's labels from the world's golds; a previous result that lists no
+  names binds nothing. A single question has no previous result: its column is
+  ``refers_to_previous``'s, an upper bound.
 
 Data and labels:
 
@@ -29,12 +36,13 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any
 
 from cypherturn.chat import refers_back
-from cypherturn.grounding import refers_to_previous
+from cypherturn.grounding import points_to_previous, refers_to_previous
 
 ROOT = Path(__file__).resolve().parent.parent
 MTQ = ROOT / "benchmarks" / "data" / "mind-the-query"
@@ -54,22 +62,53 @@ def _binds(turn: dict[str, Any], previous: dict[str, Any]) -> bool:
     return all(f"'{n}'" in turn["gold_cypher"] or f'"{n}"' in turn["gold_cypher"] for n in names)
 
 
+_NAMES = re.compile(r"RETURN\s+(?:DISTINCT\s+)?(\w+)\.name\b")
+_LABELS = re.compile(r"\(\w*:(\w+)")
+
+
+def _listed_label(gold: str) -> str | None:
+    """The label whose names a gold query returns (``RETURN v.name`` with ``(v:Label``)."""
+    returned = _NAMES.search(gold)
+    if returned is None:
+        return None
+    found = re.search(rf"\({re.escape(returned.group(1))}:(\w+)", gold)
+    return found.group(1) if found else None
+
+
+def _world_labels(lines: list[str]) -> dict[str, set[str]]:
+    labels: dict[str, set[str]] = {}
+    for line in lines:
+        session = json.loads(line)
+        found = labels.setdefault(session["world"], set())
+        for turn in session["turns"]:
+            found.update(_LABELS.findall(turn["gold_cypher"]))
+    return labels
+
+
 def _sessions_rates(
     lines: list[str], skip: set[str], rewritten_only: bool
 ) -> dict[str, dict[str, list[bool]]]:
     """Each decision's firings on following, binding and topic-shift turns (turns 2+)."""
     rates: dict[str, dict[str, list[bool]]] = {
-        group: {"back": [], "prev": []} for group in ("following", "binding", "topic_shift")
+        group: {"back": [], "prev": [], "bind": []}
+        for group in ("following", "binding", "topic_shift")
     }
+    world_labels = _world_labels(lines)
     for line in lines:
         session = json.loads(line)
         if session["session_id"] in skip:
             continue
+        labels = world_labels[session["world"]]
         for previous, turn in itertools.pairwise(session["turns"]):
             if rewritten_only and not turn.get("rewrite"):
                 continue
             text = turn["utterance"]
-            flags = {"back": refers_back(text), "prev": refers_to_previous(text)}
+            listed = _listed_label(previous["gold_cypher"])
+            flags = {
+                "back": refers_back(text),
+                "prev": refers_to_previous(text),
+                "bind": listed is not None and points_to_previous(text, listed, labels),
+            }
             group = "topic_shift" if turn["chain_mode"] == "topic_shift" else "following"
             for k, v in flags.items():
                 rates[group][k].append(v)
@@ -79,21 +118,18 @@ def _sessions_rates(
 
 
 def _print(title: str, single: list[str], sessions: dict[str, dict[str, list[bool]]]) -> None:
-    row = "{:<34} {:<20} {:<20}"
-    print(row.format(f"fires on ({title})", "refers_back", "refers_to_previous"))
-    print(
-        row.format(
-            "MtQ single questions (false)",
-            _rate([refers_back(q) for q in single]),
-            _rate([refers_to_previous(q) for q in single]),
-        )
-    )
+    row = "{:<22} {:<18} {:<18} {:<18}"
+    print(f"fires on ({title})")
+    print(row.format("", "refers_back", "refers_to_previous", "points_to_prev."))
+    prev = _rate([refers_to_previous(q) for q in single])
+    print(row.format("MtQ singles (false)", _rate([refers_back(q) for q in single]), prev, prev))
     for group, name in (
-        ("following", "session follow-ups (recall)"),
-        ("binding", "turns binding names (recall)"),
+        ("following", "follow-ups (recall)"),
+        ("binding", "binding (recall)"),
         ("topic_shift", "topic shifts (false)"),
     ):
-        print(row.format(name, _rate(sessions[group]["back"]), _rate(sessions[group]["prev"])))
+        flags = sessions[group]
+        print(row.format(name, *(_rate(flags[k]) for k in ("back", "prev", "bind"))))
 
 
 def _summary(single: list[str], sessions: dict[str, dict[str, list[bool]]]) -> dict[str, Any]:

@@ -18,7 +18,6 @@ from cypherturn import api
 from cypherturn.answers import NO_DATA, unsupported_numbers
 from cypherturn.chat import (
     ChatTurn,
-    points_to_previous,
     read_transcript,
     refers_back,
     scope_problem,
@@ -186,26 +185,6 @@ def test_a_reference_to_something_else_is_not_bound_to_the_last_names(
         follow = chat.ask(follow_up)
     assert follow.query == query and follow.result is not None
     assert follow.result.rows == rows
-
-
-@pytest.mark.parametrize(
-    ("question", "points"),
-    [
-        ("What are their birth years?", True),
-        ("Which of those were born before 1900?", True),
-        ("Which of those people were born before 1900?", True),
-        ("In which cities do those people live?", True),
-        ("Which people live in New York, and what are their birth years?", False),
-        ("How many people live in those cities?", False),
-        ("Which of those cities is largest?", False),
-        ("And the rest of them?", False),
-        ("Who lives in New York?", False),
-    ],
-)
-def test_a_reference_word_points_at_the_listed_people_or_elsewhere(
-    town: GraphEngine, question: str, points: bool
-) -> None:
-    assert points_to_previous(question, "Person", graph_index(town)) is points
 
 
 def test_an_elliptical_follow_up_keeps_the_count_the_conversation_asked_for(

@@ -12,7 +12,7 @@ import pytest
 from cypherturn.cli import main
 from cypherturn.graph import GraphEngine
 from cypherturn.records import AskAnswer, DataSplit, GoldStatus, Harness, read_run
-from cypherturn.reports import build_report
+from cypherturn.reports import build_report, write_report
 from cypherturn.viewer import read_page
 
 GOLD_COUNT = "MATCH (p:Person) RETURN count(p) AS people"
@@ -135,6 +135,14 @@ def test_scores_resumes_reports_and_refuses_changed_settings(
     assert {"ask_graph", "ask_category", "ask_pairs", "ask_golds"} <= set(names)
     golds_row = next(t for t in report.tables if t.name == "ask_golds").rows[0]
     assert golds_row[1:5] == [3, 1, 1, 1]
+    assert [(p.system, p.n, p.ex[0], p.ex_relaxed[0]) for p in report.ask_points] == [
+        (f"{model} single@2 v1", 2, 0.5, 0.5),
+        (f"{model} ras@2 v1", 2, 0.0, 0.5),  # "old" was re-asked and answered wrong
+    ]
+    assert (
+        write_report(report, tmp_path / "report")
+        and (tmp_path / "report" / "plots" / "ask_accuracy.png").stat().st_size > 0
+    )
     page = read_page(out)
     assert page.kind == "ask" and sum(len(g.items) for g in page.groups) == 4
 

@@ -10,6 +10,7 @@ from cypherturn.grounding import (
     PreviousResult,
     apply_edits,
     bind_reference,
+    points_to_previous,
     previous_names,
     question_repairs,
     refers_to_previous,
@@ -194,3 +195,31 @@ def test_a_reference_counts_only_without_an_antecedent_in_the_question(
     question: str, refers: bool
 ) -> None:
     assert refers_to_previous(question) is refers
+
+
+@pytest.mark.parametrize(
+    ("question", "points"),
+    [
+        ("What are their birth years?", True),
+        ("Which of those were born before 1900?", True),
+        ("Which of those people were born before 1900?", True),
+        ("In which cities do those people live?", True),
+        ("Which people live in New York, and what are their birth years?", False),
+        ("How many people live in those cities?", False),
+        ("Which of those cities is largest?", False),
+        ("And the rest of them?", False),
+        ("Who lives in New York?", False),
+        # a change of topic in words no rule lists: the noun after "those" decides
+        ("Switching subjects: how big are those cities?", False),
+    ],
+)
+def test_a_reference_word_points_at_the_listed_people_or_elsewhere(
+    question: str, points: bool
+) -> None:
+    assert points_to_previous(question, "Person", ["Person", "City"]) is points
+
+
+def test_a_reference_to_another_label_binds_nothing(index: GraphIndex) -> None:
+    query = "MATCH (p:Person) RETURN p.age"
+    assert bind_reference("Their ages?", query, PEOPLE, index) is not None
+    assert bind_reference("And those crimes?", query, PEOPLE, index) is None

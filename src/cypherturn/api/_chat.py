@@ -20,7 +20,6 @@ from cypherturn.chat import (
     Transcript,
     chat_history,
     contextual_question,
-    points_to_previous,
     read_transcript,
     refers_back,
     result_problem,
@@ -29,7 +28,13 @@ from cypherturn.chat import (
 )
 from cypherturn.errors import ConfigError
 from cypherturn.graph import GraphEngine, GraphSchema, render_schema_prompt
-from cypherturn.grounding import GraphIndex, PreviousResult, graph_index, previous_names
+from cypherturn.grounding import (
+    GraphIndex,
+    PreviousResult,
+    graph_index,
+    points_to_previous,
+    previous_names,
+)
 from cypherturn.memory import Recall, VerifiedPair, verify_pair
 from cypherturn.models import ChatModel, load_model
 from cypherturn.protocols import HISTORY_ROWS
@@ -381,7 +386,7 @@ class ChatSession:
         if result.truncated:
             return None
         previous = previous_names(result.columns, result.rows, index)
-        if previous is None or not points_to_previous(question, previous.label, index):
+        if previous is None or not points_to_previous(question, previous.label, index.labels):
             return None
         return previous
 

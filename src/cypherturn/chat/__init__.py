@@ -17,7 +17,6 @@ from cypherturn.chat._records import (
 from cypherturn.chat._scope import (
     FOLLOW_UP_WORDS,
     graph_vocabulary,
-    points_to_previous,
     refers_back,
     result_problem,
     scope_problem,
@@ -34,7 +33,6 @@ __all__ = [
     "chat_history",
     "contextual_question",
     "graph_vocabulary",
-    "points_to_previous",
     "read_transcript",
     "refers_back",
     "result_problem",

@@ -22,13 +22,12 @@ from __future__ import annotations
 import itertools
 import re
 
-from cypherturn.grounding import GraphIndex, antecedent_inside, names_prior_output, reference_word
+from cypherturn.grounding import GraphIndex, antecedent_inside, names_prior_output
 from cypherturn.strategies import StrategyResult
 
 __all__ = [
     "FOLLOW_UP_WORDS",
     "graph_vocabulary",
-    "points_to_previous",
     "refers_back",
     "result_problem",
     "scope_problem",
@@ -193,47 +192,6 @@ def _points_back(question: str, word: re.Match[str]) -> bool:
         return False
     if lowered in _ANAPHORS:
         return not antecedent_inside(question, word.start(), word.end())
-    return True
-
-
-def _label_nouns(label: str) -> list[str]:
-    """The stems of a label's words, head noun last: ``CrimeType`` -> ``['crime', 'type']``."""
-    return [stem(w) for w in _words(label)]
-
-
-def points_to_previous(question: str, label: str, index: GraphIndex) -> bool:
-    """Whether a follow-up's reference word ("those", "their") points at the previous result.
-
-    The previous result listed names of ``label``. The word points elsewhere, and
-    the follow-up must not be bound to those names, when a word before it names
-    ``label`` ("Which people live in New York, and what are their birth years?":
-    "their" is the question's own people), or the noun after "those"/"these"
-    names another label ("How many people live in those cities?" after a list of
-    people). Binding is grounding's :func:`~cypherturn.grounding.bind_reference`;
-    this is the conversation's guard on it, conservative like it: where it is
-    unsure it answers ``False`` and the model's query stands.
-
-    Args:
-        question: the follow-up as typed.
-        label: the label of the names the previous turn listed.
-        index: the graph's index (its labels).
-
-    Returns:
-        ``True`` when the follow-up refers to the previous result and nothing in it
-        points the reference elsewhere.
-    """
-    found = reference_word(question)
-    if found is None:
-        return False
-    head = _label_nouns(label)[-1:]
-    before = {stem(w) for w in _words(question[: found.start()])}
-    if head and head[0] in before:
-        return False
-    if found.group().lower() in ("those", "these"):
-        noun = next((stem(w) for w in _words(question[found.end() :])), None)
-        others = {n for other in index.labels if other != label for n in _label_nouns(other)}
-        if noun is not None and noun not in _label_nouns(label) and noun in others:
-            return False
     return True
 
 

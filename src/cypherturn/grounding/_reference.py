@@ -9,16 +9,22 @@ that label without a condition on the name, :func:`bind_reference` restricts
 the variable to exactly those names, the query the chain note asks the model
 to write (``WHERE n.name IN [...]``, ``protocols/prompts/chain.v1.txt``).
 
-The check is textual and conservative: "the rest", "the others", "not among"
-(a complement), an ordinal ("the second one"), an earlier turn named ("from
-turn 3", "earlier") and a change of topic ("forget that") get nothing, and so
-does a query that already tests the variable's name.
+The decision reads meaning, not phrases (issue 41): a reference word counts only
+when nothing in the question itself is what it stands for
+(:func:`antecedent_inside`), and it points at the previous result only when what
+it names is that result's label (:func:`points_to_previous`: "those cities" does
+not point at a list of people). Closed classes of English words, not the
+phrases of any question set, mark a reference that is not to the whole previous
+result: a complement ("the rest", "the others", "not among"), an ordinal ("the
+second one"), an exchange further back ("earlier", "question 2") and a contrast
+("instead", "what about"). A query that already tests the variable's name gets
+nothing either.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import Stemmer
 from pydantic import BaseModel, ConfigDict, Field
@@ -42,6 +48,7 @@ __all__ = [
     "antecedent_inside",
     "bind_reference",
     "names_prior_output",
+    "points_to_previous",
     "previous_names",
     "reference_word",
     "refers_to_previous",
@@ -64,11 +71,19 @@ _REFERS = re.compile(
     rf"{_PRIOR_OUTPUT_TEXT})\b",
     re.IGNORECASE,
 )
+# Closed classes of English words that make a reference other than "all of the previous rows".
+_COMPLEMENT = (
+    r"rest|others?|remaining|excluding|except|besides|apart\s+from|other\s+than|"
+    r"not\s+among|not\s+in|aren'?t"
+)
+_ORDINAL = (
+    r"first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|\d+(?:st|nd|rd|th)|"
+    r"last\s+one"
+)
+_FURTHER_BACK = r"earlier|originally|(?:turn|question|answer|step|query)\s+(?:#\s*)?\d+"
+_CONTRAST = r"instead|what\s+about|how\s+about"
 _NOT_BOUND = re.compile(
-    r"\b(forget|new\s+question|different\s+note|something\s+else|turn\s+\d+|earlier|going\s+back|"
-    r"when\s+i\s+asked|rest|others?|remaining|not\s+among|not\s+in|aren'?t|excluding|except|"
-    r"first|second|third|fourth|fifth|last\s+one|what\s+about|how\s+about|instead)\b",
-    re.IGNORECASE,
+    rf"\b(?:{_COMPLEMENT}|{_ORDINAL}|{_FURTHER_BACK}|{_CONTRAST})\b", re.IGNORECASE
 )
 _COMPARES = frozenset({"=", "<>", "=~", "IN", "STARTS", "ENDS", "CONTAINS"})
 _CLAUSES = READ_CLAUSES | {"UNION", "WHERE"}
@@ -93,6 +108,7 @@ _WORD = re.compile(r"[A-Za-z][A-Za-z']*")
 _PRONOUNS = frozenset({"them", "their", "theirs", "they"})
 _DEMONSTRATIVES = frozenset({"those", "these"})
 _SINGULAR_PRONOUNS = frozenset({"it", "its", "that"})
+_ANAPHORS = _PRONOUNS | _DEMONSTRATIVES | _SINGULAR_PRONOUNS
 _IRREGULAR_PLURALS = frozenset({"people", "children", "men", "women", "data", "criteria"})
 # function words: never an antecedent (English closed classes and question words)
 _FUNCTION_TEXT = """a an the of in on at to for from by with without and or but not no nor is are
@@ -212,6 +228,56 @@ def refers_to_previous(question: str) -> bool:
     return reference_word(question) is not None
 
 
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_SINGULARS = {"people": "person", "persons": "person", "children": "child", "men": "man",
+              "women": "woman", "criteria": "criterion", "data": "datum"}  # fmt: skip
+
+
+def _stems(text: str) -> list[str]:
+    """The Snowball stems of ``text``'s words, split at camel case and underscores (labels too)."""
+    words = (w.lower().removesuffix("'s").strip("'") for w in _WORD.findall(_CAMEL.sub(" ", text)))
+    return _STEMMER.stemWords([_SINGULARS.get(w, w) for w in words if w])
+
+
+def points_to_previous(question: str, label: str, labels: Iterable[str]) -> bool:
+    """Whether ``question``'s reference word points at the previous result, a list of ``label`` names.
+
+    :func:`refers_to_previous` must hold, and nothing may point the reference
+    elsewhere: a word before it names ``label`` (the question's own antecedent:
+    "Which persons were born in 1900, and what are their names?"), or the noun
+    after "those"/"these" is another label of the graph ("How many crimes
+    happened at those locations?" after a list of persons). Where it is unsure,
+    it answers ``False`` and the query stands.
+
+    Args:
+        question: the follow-up as typed.
+        label: the label whose names the previous result listed.
+        labels: every label of the graph.
+
+    Example (POLE labels):
+        >>> labels = ["Person", "Location", "Crime"]
+        >>> points_to_previous("How many crimes are those people party to?", "Person", labels)
+        True
+        >>> points_to_previous("How many crimes happened at those locations?", "Person", labels)
+        False
+    """
+    found = reference_word(question)
+    if found is None:
+        return False
+    word = found.group().lower()
+    own = _stems(label)
+    # a pronoun after the label's noun stands for the question's own; "the cities you
+    # listed" or "the people above" name the previous result with that noun
+    if word in _ANAPHORS and own and own[-1] in _stems(question[: found.start()]):
+        return False
+    if word in _DEMONSTRATIVES:
+        after = _stems(question[found.end() :])
+        others = {s for other in labels if other != label for s in _stems(other)}
+        if after and after[0] not in own and after[0] in others:
+            return False
+    return True
+
+
 def previous_names(
     columns: Sequence[str], rows: Sequence[Sequence[object]], index: GraphIndex
 ) -> PreviousResult | None:
@@ -270,7 +336,7 @@ def bind_reference(
 ) -> Finding | None:
     """An ``unbound_reference`` finding: the question refers to the previous result, the query does not.
 
-    Fires when :func:`refers_to_previous` holds, ``previous`` is given, and the
+    Fires when ``previous`` is given, :func:`points_to_previous` holds for its label, and the
     query binds exactly one variable ``v`` of ``previous.label``, in a ``MATCH`` clause (not ``OPTIONAL``), in a query
     without ``UNION``, and no variable of that label has its ``name`` compared with
     anything. The edit adds ``v.name IN [<previous
@@ -287,7 +353,7 @@ def bind_reference(
     Returns:
         The finding with its edit, or ``None``.
     """
-    if previous is None or not refers_to_previous(question):
+    if previous is None or not points_to_previous(question, previous.label, index.labels):
         return None
     if "name" not in index.label_keys.get(previous.label, frozenset()):
         return None

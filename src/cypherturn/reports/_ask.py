@@ -13,11 +13,38 @@ import statistics
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 
+from pydantic import BaseModel, ConfigDict
+
 from cypherturn.metrics import DEFAULT_RESAMPLES, paired_difference, wilson_interval
 from cypherturn.records import AskAnswer, GoldCheck, GoldReason, GoldStatus
 from cypherturn.reports._tables import Cell, Table
 
-__all__ = ["ask_system_label", "ask_tables"]
+__all__ = ["AskPoint", "ask_points", "ask_system_label", "ask_tables"]
+
+
+class AskPoint(BaseModel):
+    """One system's ask accuracy as numbers, for the plot (the table shows the same).
+
+    Attributes:
+        system: ``model strategy@T prompt`` (:func:`ask_system_label`).
+        data: ``ask set (split)``.
+        harness: paper-comparable, system or peer.
+        n: questions answered.
+        executable / ex / ex_relaxed: (rate, Wilson 95% low, high), each in [0, 1].
+        median_s: median seconds per question.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    system: str
+    data: str
+    harness: str
+    n: int
+    executable: tuple[float, float, float]
+    ex: tuple[float, float, float]
+    ex_relaxed: tuple[float, float, float]
+    median_s: float
+
 
 _System = tuple[str, str, str, str, str, int, str]
 """(ask set, split, harness, model, strategy, budget, prompt)."""
@@ -67,6 +94,30 @@ def _groups(answers: Sequence[AskAnswer]) -> dict[_System, list[AskAnswer]]:
     for answer in answers:
         grouped[_system(answer)].append(answer)
     return {system: grouped[system] for system in sorted(grouped, key=_order)}
+
+
+def _rate(
+    answers: Sequence[AskAnswer], value: Callable[[AskAnswer], int]
+) -> tuple[float, float, float]:
+    ci = wilson_interval(sum(value(a) for a in answers), len(answers))
+    return (ci.estimate, ci.low, ci.high)
+
+
+def ask_points(answers: Sequence[AskAnswer]) -> list[AskPoint]:
+    """Each system's rates with their Wilson 95% intervals, in the main table's order."""
+    return [
+        AskPoint(
+            system=ask_system_label(system),
+            data=f"{system[0]} ({system[1]})",
+            harness=system[2],
+            n=len(group),
+            executable=_rate(group, lambda a: int(a.executable)),
+            ex=_rate(group, lambda a: a.ex),
+            ex_relaxed=_rate(group, lambda a: a.ex_relaxed),
+            median_s=statistics.median(a.seconds for a in group),
+        )
+        for system, group in _groups(answers).items()
+    ]
 
 
 def _main_table(groups: dict[_System, list[AskAnswer]]) -> Table:

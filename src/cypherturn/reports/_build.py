@@ -53,7 +53,7 @@ from cypherturn.records import (
     TurnEnd,
     TurnScore,
 )
-from cypherturn.reports._ask import ask_tables
+from cypherturn.reports._ask import AskPoint, ask_points, ask_tables
 from cypherturn.reports._qer import (
     format_change,
     qer_answer_tables,
@@ -144,6 +144,7 @@ class Report(BaseModel):
             the engine (name, version) of each graph (also the ``runs`` table).
         gold_version: version of the golds the QER answers were scored against
             (``None`` when no answers were scored).
+        ask_points: one per ask system: its rates with 95% intervals (the ask plot).
     """
 
     runs: list[str]
@@ -156,6 +157,7 @@ class Report(BaseModel):
     budget_series: dict[str, dict[int, tuple[float, float, float]]] = Field(default_factory=dict)
     provenance: list[RunProvenance] = Field(default_factory=list)
     gold_version: str | None = None
+    ask_points: list[AskPoint] = Field(default_factory=list)
 
     @property
     def main_table(self) -> Table | None:
@@ -612,6 +614,7 @@ def build_report(
             for check in run.golds
         ]
         report.tables += ask_tables(answers, golds, n_resamples=n_resamples, seed=seed)
+        report.ask_points = ask_points(answers)
     report.tables.append(_runs_table(report.provenance))
     if episodes:
         _add_qer(report, episodes, qer_n, qer_answers)

@@ -3,6 +3,7 @@
 * ``ex_vs_budget.png`` — agentic EX at budget x3/x5/x10 per model, 95% CI bars (CypherTurn Figure 4).
 * ``turn_position.png`` — EX and CER per turn position, guided solid, agentic dashed (Figures 6, 8).
 * ``qer_scaling.png`` — QER vs n for IS and RAS with +-sigma bands, one panel per dataset (RAS Figure 3).
+* ``ask_accuracy.png`` — the ask benchmark: executable, EX and rEX per system, Wilson 95% bars.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from cypherturn.reports._build import Report, system_label
 
 __all__ = [
     "PLOT_FILES",
+    "plot_ask_accuracy",
     "plot_ex_vs_budget",
     "plot_qer_scaling",
     "plot_turn_position",
@@ -36,6 +38,7 @@ PLOT_FILES = {
     "ex_vs_budget": "ex_vs_budget.png",
     "turn_position": "turn_position.png",
     "qer_scaling": "qer_scaling.png",
+    "ask_accuracy": "ask_accuracy.png",
 }
 """Plot name -> file name inside the report's ``plots/`` folder."""
 
@@ -154,6 +157,42 @@ def plot_qer_scaling(report: Report, path: Path) -> Path | None:
     return _save(fig, path)
 
 
+def plot_ask_accuracy(report: Report, path: Path) -> Path | None:
+    """Executable, EX and rEX per ask system, horizontal bars with Wilson 95% whiskers.
+
+    One row per system (data and harness in its name; peers are labelled), top to
+    bottom in the main table's order.
+
+    Returns:
+        The file written, or ``None`` when the report has no ask answers.
+    """
+    points = report.ask_points
+    if not points:
+        return None
+    fig, ax = plt.subplots(figsize=(8, 1.2 + 0.55 * len(points)))
+    metrics = [
+        ("executable", "executable", "tab:gray"),
+        ("ex", "EX", "tab:blue"),
+        ("ex_relaxed", "rEX", "tab:red"),
+    ]
+    height = 0.8 / len(metrics)
+    ys = np.arange(len(points))[::-1].astype(float)
+    for k, (field, name, colour) in enumerate(metrics):
+        values = np.array([getattr(p, field) for p in points])
+        offset = ys + (1 - k) * height
+        errors = np.vstack([values[:, 0] - values[:, 1], values[:, 2] - values[:, 0]])
+        ax.barh(offset, values[:, 0], height, xerr=errors, color=colour, label=name, capsize=2)
+    labels = [f"{p.system} [{p.harness}] n={p.n}, {p.median_s:.1f} s" for p in points]
+    ax.set_yticks(ys, labels, fontsize=7)
+    ax.set_xlim(0, 1)
+    ax.set_xlabel("rate (95% Wilson interval); median seconds per question in the label")
+    data = sorted({p.data for p in points})
+    ax.set_title("Ask accuracy per system: " + ", ".join(data), fontsize=9)
+    ax.grid(axis="x", alpha=0.3)
+    ax.legend(fontsize=7, loc="lower right")
+    return _save(fig, path)
+
+
 def write_plots(report: Report, folder: Path) -> dict[str, Path]:
     """Draw every figure the report has data for into ``folder``.
 
@@ -168,6 +207,7 @@ def write_plots(report: Report, folder: Path) -> dict[str, Path]:
         "ex_vs_budget": plot_ex_vs_budget,
         "turn_position": plot_turn_position,
         "qer_scaling": plot_qer_scaling,
+        "ask_accuracy": plot_ask_accuracy,
     }
     written = {}
     for name, draw in drawers.items():

@@ -15,6 +15,7 @@ _CAPTIONS = {
     "ex_vs_budget": "Agentic EX vs budget",
     "turn_position": "EX and CER per turn position",
     "qer_scaling": "QER vs inference scale (IS and RAS)",
+    "ask_accuracy": "Ask accuracy per system (95% Wilson intervals)",
 }
 
 
