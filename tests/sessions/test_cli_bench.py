@@ -79,9 +79,11 @@ def test_import_reports_reproduction(cli: typer.Typer, tmp_path: Path) -> None:
     )
     assert result.exit_code == 0, result.output
     # The table's width is the console's (80 columns when its width was fixed before
-    # COLUMNS was set, as in a test worker), so read the counts, not the cut names.
+    # COLUMNS was set, as in a test worker): no line is wider, and no name is cut.
     output = result.output.replace("\n", "")
     assert "2 sessions, 9 turns written" in output
+    assert "…" not in result.output and "│ tiny_sessions.json" in result.output
+    assert "why, top reasons: tiny_sessions.json: ORDER BY" in result.output
     # sessions, turns, reproduced, non-deterministic, differ, errors
     assert re.search(r"│\s+2 │\s+9 │\s+4 │\s+2 │\s+2 │\s+1 │", result.output), result.output
     imported = read_sessions(out)

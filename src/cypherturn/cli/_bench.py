@@ -311,23 +311,31 @@ def _print_stats(stats: BenchmarkStats) -> None:
 
 
 def _import_table(reports: list[FileReport]) -> Table:
+    # short headers, folded names, and the reasons under the table: whole at 80 columns
     table = Table(title="official gold answers re-executed")
-    table.add_column("file")
-    for column in ("sessions", "turns", "reproduced", "non-deterministic", "differ", "errors"):
+    table.add_column("file", overflow="fold")
+    for column in ("sessions", "turns", "same", "non-det.", "differ", "errors"):
         table.add_column(column, justify="right")
-    table.add_column("why (top reasons)")
+    reasons = []
     for report in reports:
-        reasons = "; ".join(f"{why} ({n})" for why, n in list(report.reasons.items())[:3])
+        name = Path(report.path).name
         table.add_row(
-            Path(report.path).name,
+            name,
             str(report.sessions),
             str(report.turns),
             str(report.reproduced),
             str(report.nondeterministic),
             str(report.differs),
             str(report.errors),
-            reasons or "-",
         )
+        top = "; ".join(f"{why} ({n})" for why, n in list(report.reasons.items())[:3])
+        if top:
+            reasons.append(f"{name}: {top}")
+    table.caption = "\n".join(
+        ["same: reproduced; non-det.: the answer depends on the engine (ties, dialect)"]
+        + [f"why, top reasons: {line}" for line in reasons]
+    )
+    table.caption_justify = "left"
     return table
 
 
