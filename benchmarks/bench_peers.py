@@ -50,6 +50,7 @@ its best; cypherturn keeps its own prefix states on disk).
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import tempfile
 import time
@@ -294,9 +295,16 @@ def _golds(
     return checked
 
 
+_BARE_CYPHER = re.compile(r"\A\s*cypher\s+(?=[A-Za-z])(?![A-Za-z_]\w*\s*=)", re.IGNORECASE)
+
+
 def _score(
     item: AskItem, check: GoldCheck, gold: QueryResult, engine: GraphEngine, query: str
 ) -> tuple[bool, int, int, str | None]:
+    # FalkorDB runs "CYPHER" with no parameters as the query after it (a ```cypher fence
+    # the peer's extractor left); cypherturn's executor refuses every CYPHER prefix, as
+    # it may bind parameters its checks cannot see, so the peer is scored without it
+    query = _BARE_CYPHER.sub("", query, count=1)
     try:
         predicted = engine.execute(query)
     except CypherTurnError as e:

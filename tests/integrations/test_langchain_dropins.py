@@ -86,3 +86,12 @@ def test_an_agent_on_the_bundled_model_calls_the_tool_and_reads_its_rows(
     final = llm.invoke([*messages, called, result])
     assert isinstance(final, AIMessage) and final.tool_calls == []
     assert final.usage_metadata is not None and final.usage_metadata["input_tokens"] > 0
+
+
+def test_an_answer_the_time_budget_cut_short_says_so(people: GraphEngine) -> None:
+    tool = _tool(people, PEOPLE_QUERY, max_seconds=1e-9)
+    message = tool.invoke(
+        {"type": "tool_call", "id": "call-3", "name": tool.name, "args": {"question": "Who?"}}
+    )
+    assert isinstance(message, ToolMessage) and message.status == "error"
+    assert "time budget" in message.content and "the last was" not in message.content

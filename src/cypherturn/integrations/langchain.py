@@ -115,9 +115,10 @@ class CypherTurnTool(BaseTool):
     ) -> tuple[str, StrategyResult]:
         result = self.answerer.answer(question)
         if not result.success:
+            last = f"; the last was: {result.final_query}" if result.final_query else ""
+            stop = f" ({result.stop_reason})" if result.stop_reason else ""
             raise ToolException(
-                f"no query that runs was found in {len(result.attempts)} attempt(s); "
-                f"the last was: {result.final_query}"
+                f"no query that runs was found in {len(result.attempts)} attempt(s){stop}{last}"
             )
         payload = answer_payload(result, max_rows=self.max_rows)
         return json.dumps(payload, ensure_ascii=False, default=str), result

@@ -169,7 +169,7 @@ def plot_ask_accuracy(report: Report, path: Path) -> Path | None:
     points = report.ask_points
     if not points:
         return None
-    fig, ax = plt.subplots(figsize=(8, 1.2 + 0.55 * len(points)))
+    fig, ax = plt.subplots(figsize=(9, 1.4 + 0.6 * len(points)))
     metrics = [
         ("executable", "executable", "tab:gray"),
         ("ex", "EX", "tab:blue"),
@@ -182,12 +182,18 @@ def plot_ask_accuracy(report: Report, path: Path) -> Path | None:
         offset = ys + (1 - k) * height
         errors = np.vstack([values[:, 0] - values[:, 1], values[:, 2] - values[:, 0]])
         ax.barh(offset, values[:, 0], height, xerr=errors, color=colour, label=name, capsize=2)
-    labels = [f"{p.system} [{p.harness}] n={p.n}, {p.median_s:.1f} s" for p in points]
+    # one model for every row (the usual comparison): named once, in the title
+    models = {p.system.split(" ", 1)[0] for p in points}
+    shared = models.pop() + " " if len(models) == 1 else ""
+    labels = [
+        f"{p.system.removeprefix(shared)} [{p.harness}]\nn={p.n}, median {p.median_s:.1f} s"
+        for p in points
+    ]
     ax.set_yticks(ys, labels, fontsize=7)
     ax.set_xlim(0, 1)
-    ax.set_xlabel("rate (95% Wilson interval); median seconds per question in the label")
-    data = sorted({p.data for p in points})
-    ax.set_title("Ask accuracy per system: " + ", ".join(data), fontsize=9)
+    ax.set_xlabel("rate, with its 95% Wilson interval")
+    data = ", ".join(sorted({p.data for p in points}))
+    ax.set_title(f"Ask accuracy per system: {shared}on {data}", fontsize=9)
     ax.grid(axis="x", alpha=0.3)
     ax.legend(fontsize=7, loc="lower right")
     return _save(fig, path)
