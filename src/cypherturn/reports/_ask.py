@@ -206,16 +206,19 @@ def _pairs_table(
             shared = sorted(set(answers_a) & set(answers_b))
             if len(shared) < 2:
                 continue
+            # later minus earlier, but cypherturn minus a peer (peers sort last)
+            first, second = (a, b) if b[2] == "peer" and a[2] != "peer" else (b, a)
+            answers = {a: answers_a, b: answers_b}
             cells: list[Cell] = [
-                ask_system_label(b),
-                ask_system_label(a),
+                ask_system_label(first),
+                ask_system_label(second),
                 f"{a[0]} ({a[1]})",
                 len(shared),
             ]
             for metric in ("ex", "ex_relaxed"):
                 diff = paired_difference(
-                    [getattr(answers_b[q], metric) for q in shared],
-                    [getattr(answers_a[q], metric) for q in shared],
+                    [getattr(answers[first][q], metric) for q in shared],
+                    [getattr(answers[second][q], metric) for q in shared],
                     n_resamples=n_resamples,
                     seed=seed,
                 )
