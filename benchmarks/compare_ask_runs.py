@@ -1,13 +1,15 @@
 """Two `bench ask` run directories compared on the questions both answered.
 
-Run: ``python benchmarks/compare_ask_runs.py RUN_A RUN_B [--strategy S]``.
+Run: ``python benchmarks/compare_ask_runs.py RUN_A RUN_B [--strategy S] [--strategy-b S]``.
 
 For each of executable, strict EX and relaxed EX: A's and B's rate with Wilson
 95% intervals, the paired difference A - B with a percentile bootstrap over
 questions (:func:`cypherturn.metrics.paired_difference`), and the questions each
 run turned from wrong to right. Used for the memory's leave-one-out figure
 (docs/results/memory/), where A is a run with ``--memory`` and B the same
-questions without it. Prints an 80-column table.
+questions without it, and for ``ras+`` with the memory against a peer
+(docs/results/peers/, ``--strategy ras+ --strategy-b graphrag-prompt``). Prints an
+80-column table.
 """
 
 from __future__ import annotations
@@ -30,12 +32,12 @@ def main() -> int:
     parser.add_argument("run_a", type=Path)
     parser.add_argument("run_b", type=Path)
     parser.add_argument("--strategy", default=None, help="only answers of this strategy")
+    parser.add_argument("--strategy-b", default=None, help="B's strategy (default: --strategy)")
     args = parser.parse_args()
     runs = []
-    for run in (args.run_a, args.run_b):
-        answers = [
-            a for a in read_answers(run) if args.strategy is None or a.strategy == args.strategy
-        ]
+    for run, strategy in ((args.run_a, args.strategy), (args.run_b, args.strategy_b)):
+        strategy = strategy or args.strategy
+        answers = [a for a in read_answers(run) if strategy is None or a.strategy == strategy]
         runs.append({a.question_id: a for a in answers})
     shared = sorted(set(runs[0]) & set(runs[1]))
     if len(shared) < 2:
