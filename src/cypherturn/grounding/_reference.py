@@ -109,7 +109,9 @@ _PRONOUNS = frozenset({"them", "their", "theirs", "they"})
 _DEMONSTRATIVES = frozenset({"those", "these"})
 _SINGULAR_PRONOUNS = frozenset({"it", "its", "that"})
 _ANAPHORS = _PRONOUNS | _DEMONSTRATIVES | _SINGULAR_PRONOUNS
-_IRREGULAR_PLURALS = frozenset({"people", "children", "men", "women", "data", "criteria"})
+# irregular plurals and their singulars (English; "persons" is regular, listed for its stem)
+_SINGULARS = {"people": "person", "persons": "person", "children": "child", "men": "man",
+              "women": "woman", "criteria": "criterion", "data": "datum"}  # fmt: skip
 # function words: never an antecedent (English closed classes and question words)
 _FUNCTION_TEXT = """a an the of in on at to for from by with without and or but not no nor is are
     was were be been being am do does did done has have had having how many much what which who
@@ -128,7 +130,7 @@ def _content_words(text: str) -> list[str]:
 
 
 def _plural(word: str) -> bool:
-    return word in _IRREGULAR_PLURALS or (
+    return word in _SINGULARS or (
         len(word) >= 4 and word.endswith("s") and not word.endswith(("ss", "us", "is"))
     )
 
@@ -229,8 +231,6 @@ def refers_to_previous(question: str) -> bool:
 
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
-_SINGULARS = {"people": "person", "persons": "person", "children": "child", "men": "man",
-              "women": "woman", "criteria": "criterion", "data": "datum"}  # fmt: skip
 
 
 def _stems(text: str) -> list[str]:
@@ -249,10 +249,19 @@ def points_to_previous(question: str, label: str, labels: Iterable[str]) -> bool
     happened at those locations?" after a list of persons). Where it is unsure,
     it answers ``False`` and the query stands.
 
+    Not from a paper: the CypherTurn paper's chain modes build follow-ups on earlier
+    results (its reference phenomena); how a system binds them is cypherturn's own
+    (docs/design/grounding.md, ``unbound_reference``).
+
     Args:
         question: the follow-up as typed.
         label: the label whose names the previous result listed.
         labels: every label of the graph.
+
+    Returns:
+        ``True`` when the reference points at the previous result; ``False`` when
+        the question has no reference to the whole previous result or it points
+        elsewhere. Raises nothing.
 
     Example (POLE labels):
         >>> labels = ["Person", "Location", "Crime"]

@@ -69,8 +69,8 @@ def ask_system_label(system: _System) -> str:
 
 
 def _interval(answers: Sequence[AskAnswer], value: Callable[[AskAnswer], int]) -> str:
-    ci = wilson_interval(sum(value(a) for a in answers), len(answers))
-    return f"{ci.estimate:.3f} [{ci.low:.3f}, {ci.high:.3f}]"
+    estimate, low, high = _rate(answers, value)
+    return f"{estimate:.3f} [{low:.3f}, {high:.3f}]"
 
 
 def _p90(values: Sequence[float]) -> float:
