@@ -172,3 +172,40 @@ def test_a_missing_set_is_one_clear_line(
         capsys, "bench", "ask", str(tmp_path / "nope.jsonl"), "--out", str(tmp_path / "o")
     )
     assert code == 1 and "not a packaged ask set" in stderr and "Traceback" not in stderr
+
+
+SLOW_GOLD = "UNWIND range(1, 4000000) AS x WITH x WHERE x % 7 = 0 RETURN count(x) AS sevens"
+
+
+def test_a_gold_has_its_own_timeout(
+    tmp_path: Path, people: GraphEngine, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A gold slower than a generated query may be is still a gold; past the gold timeout it is named."""
+    source = tmp_path / "slow.jsonl"
+    line = {
+        "id": "slow",
+        "question": "how many sevens?",
+        "cypher": SLOW_GOLD,
+        "graph": people.graph,
+    }
+    source.write_text(json.dumps(line) + "\n", encoding="utf-8")
+    labelled = tmp_path / "labelled.jsonl"
+    code, stdout, stderr = run_cli(capsys, "bench", "ask-import", str(source), "-o", str(labelled))
+    assert code == 0 and "1 kept" in stdout, stdout + stderr
+
+    out = tmp_path / "run"
+    args = ["bench", "ask", str(labelled), "--out", str(out), "--strategy", "single"]
+    code, stdout, stderr = run_cli(
+        capsys, *args, "--model", replies(tmp_path, SLOW_GOLD), "--timeout", "0.05"
+    )
+    assert code == 0, stdout + stderr
+    (answer,) = answers_of(out)
+    assert answer.gold_status is GoldStatus.KEPT and not answer.executable
+    assert json.loads((out / "ask.json").read_text())["gold_timeout_s"] == 120.0
+
+    code, _, stderr = run_cli(
+        capsys, *args[:3], "--out", str(tmp_path / "run2"), "--model", replies(tmp_path),
+        "--gold-timeout", "0.05",
+    )  # fmt: skip
+    assert code == 1 and "ran past the gold timeout" in stderr and "--gold-timeout" in stderr
+    assert "Traceback" not in stderr

@@ -49,6 +49,7 @@ from cypherturn.api._ask import (
 )
 from cypherturn.api._askbench import (
     BENCH_TIMEOUT_S,
+    GOLD_TIMEOUT_S,
     AskBenchConfig,
     AskBenchResult,
     AskImportConfig,
@@ -100,6 +101,7 @@ __all__ = [
     "BENCH_TIMEOUT_S",
     "DEFAULT_GRAPH",
     "DEFAULT_MAX_SECONDS",
+    "GOLD_TIMEOUT_S",
     "OFFICIAL_GRAPH_PREFIX",
     "AskBenchConfig",
     "AskBenchResult",

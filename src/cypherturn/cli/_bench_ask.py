@@ -109,10 +109,16 @@ def ask_command(
     ] = 512,
     timeout: Annotated[
         float,
-        typer.Option(
-            "--timeout", min=0.001, help="Per-query timeout, seconds (golds and generated queries)."
-        ),
+        typer.Option("--timeout", min=0.001, help="Timeout of a generated query, seconds."),
     ] = api.BENCH_TIMEOUT_S,
+    gold_timeout: Annotated[
+        float,
+        typer.Option(
+            "--gold-timeout",
+            min=0.001,
+            help="Timeout of a gold, seconds, when the set's labels are made or checked.",
+        ),
+    ] = api.GOLD_TIMEOUT_S,
     row_cap: Annotated[
         int, typer.Option("--row-cap", min=1, help="Rows kept per query.")
     ] = DEFAULT_ROW_CAP,
@@ -155,6 +161,7 @@ _RENAMED = {
     "out": "out_dir",
     "prompt": "prompt_version",
     "timeout": "timeout_s",
+    "gold_timeout": "gold_timeout_s",
     "engine": "engine_url",
 }
 """Options of `bench ask` whose :class:`~cypherturn.api.AskBenchConfig` field has another name."""
@@ -304,7 +311,7 @@ def ask_import_command(
     ] = None,
     timeout: Annotated[
         float, typer.Option("--timeout", min=0.001, help="Per-gold timeout, seconds.")
-    ] = api.BENCH_TIMEOUT_S,
+    ] = api.GOLD_TIMEOUT_S,
     engine: EngineOpt = None,
 ) -> None:
     """Re-execute every gold on the engine and write the set with each gold's label.

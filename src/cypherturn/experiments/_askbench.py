@@ -103,7 +103,10 @@ class AskRunConfig(BaseModel):
         seed: the run's base sampling seed.
         prompt: the prompt version (``v1``, ``v2``).
         max_tokens: most tokens generated per attempt.
-        timeout_s: per-query limit, seconds.
+        timeout_s: limit on a generated query, seconds.
+        gold_timeout_s: limit on a gold when the set's labels were made or checked,
+            seconds (``None`` in a directory made before the two limits were
+            separate: golds then had ``timeout_s``).
         row_cap: rows kept per query.
         n_ctx: a local model's context window (``None``: the model's default).
         memory: the set whose usable golds are the memory of verified questions
@@ -126,6 +129,7 @@ class AskRunConfig(BaseModel):
     prompt: str
     max_tokens: int = Field(ge=1)
     timeout_s: float = Field(gt=0)
+    gold_timeout_s: float | None = Field(default=None, gt=0, exclude_if=lambda v: v is None)
     row_cap: int = Field(ge=1)
     n_ctx: int | None = None
     memory: str | None = Field(default=None, exclude_if=lambda v: v is None)
