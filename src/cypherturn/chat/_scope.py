@@ -5,8 +5,9 @@ Two deterministic checks, one before the model and one after the strategy:
 - :func:`scope_problem`: the question's content words are compared with the
   graph's vocabulary (labels, relationship types and property keys split into
   words, and the stored values of low-cardinality string properties), each word
-  reduced to a crude stem (``crimes`` -> ``crime``, ``investigated`` ->
-  ``investigat``, ``people`` -> ``person``). A question that shares no word
+  reduced to its stem (:func:`~cypherturn.grounding.stem`, Snowball English:
+  ``crimes`` -> ``crime``, ``investigated`` -> ``investig``, ``people`` ->
+  ``person``). A question that shares no word
   with it, holds no quoted text or number (which may compare a property the
   question calls by another name), has a content word no string property
   stores (so it is not all names: "Who is Hillard?"), and is not a follow-up
@@ -22,7 +23,15 @@ from __future__ import annotations
 import itertools
 import re
 
-from cypherturn.grounding import GraphIndex, antecedent_inside, names_prior_output
+from cypherturn.grounding import (
+    FUNCTION_WORDS,
+    WORD,
+    GraphIndex,
+    antecedent_inside,
+    names_prior_output,
+    stem,
+    words,
+)
 from cypherturn.strategies import StrategyResult
 
 __all__ = [
@@ -49,53 +58,15 @@ _ANAPHORS = frozenset(["those", "these", "them", "they", "their", "theirs", "it"
 """Follow-up words that count only without an antecedent in the question itself
 (:func:`~cypherturn.grounding.antecedent_inside`): "cases that resulted in" is no follow-up."""
 
-_STOP = frozenset([
-    "a", "an", "the", "of", "in", "on", "at", "to", "by", "for", "from", "with", "without",
-    "into", "onto", "over", "under", "about", "as", "and", "or", "but", "not", "no", "nor",
-    "is", "are", "was", "were", "be", "been", "being", "am", "do", "does", "did", "done",
-    "has", "have", "had", "having", "how", "many", "much", "what", "which", "who", "whom",
-    "whose", "when", "where", "why", "there", "here", "this", "that", "these", "those", "it",
-    "its", "they", "them", "their", "i", "me", "my", "we", "our", "you", "your", "he", "she",
-    "his", "her", "all", "any", "each", "every", "some", "most", "more", "less", "least",
-    "few", "number", "count", "total", "list", "show", "give", "tell", "find", "get",
-    "please", "than", "then", "so", "such", "per", "between", "across", "during", "before",
-    "after", "since", "until", "up", "down", "out", "off", "can", "could", "would", "should",
-    "will", "shall", "may", "might", "must", "let", "lets", "one", "ones", "ever", "also",
-    "only", "just", "same", "other", "others", "both", "either", "neither", "very",
+_STOP = FUNCTION_WORDS | frozenset([
+    "number", "count", "total", "lets", "let", "up", "down", "out", "off", "ever",
 ])
+"""Words that name nothing in a graph: English function words, and a question's own verbs of counting."""
 # fmt: on
-
-_IRREGULAR = {"people": "person", "persons": "person", "children": "child", "men": "man",
-              "women": "woman", "mice": "mouse", "criteria": "criterion"}  # fmt: skip
-_WORD = re.compile(r"[A-Za-z][A-Za-z']*")
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
-
-
-def stem(word: str) -> str:
-    """A crude stem for matching question words with schema names: case, plural and tense off.
-
-    ``Crimes`` -> ``crime``, ``categories`` -> ``category``, ``investigated`` ->
-    ``investigat``, ``living`` -> ``liv``, ``people`` -> ``person``.
-    """
-    lowered = word.lower().strip("'")
-    lowered = lowered.removesuffix("'s")
-    if lowered in _IRREGULAR:
-        return _IRREGULAR[lowered]
-    for suffix, keep in (("ies", "y"), ("sses", "ss"), ("es", "e"), ("s", ""), ("ed", ""),
-                         ("ing", "")):  # fmt: skip
-        if lowered.endswith(suffix) and len(lowered) - len(suffix) >= 3:
-            if suffix == "s" and lowered.endswith("ss"):
-                continue
-            return lowered[: len(lowered) - len(suffix)] + keep
-    return lowered
-
-
-def _words(text: str) -> list[str]:
-    return [w for part in _CAMEL.split(text) for w in _WORD.findall(part.replace("_", " "))]
 
 
 def _content_stems(text: str) -> set[str]:
-    return {stem(w) for w in _words(text) if w.lower() not in _STOP and len(w) >= 3}
+    return {stem(w) for w in words(text) if w.lower() not in _STOP and len(w) >= 3}
 
 
 def graph_vocabulary(index: GraphIndex) -> set[str]:
@@ -112,7 +83,8 @@ def graph_vocabulary(index: GraphIndex) -> set[str]:
 def _matches(word: str, vocabulary: set[str]) -> bool:
     if word in vocabulary:
         return True
-    # "investigat" (investigated) and "investigation": a shared stem of five letters or more
+    # Snowball leaves "vehicl" (vehicle) and "vehicular" apart: a shared stem of five letters or
+    # more joins them
     return len(word) >= 5 and any(
         len(v) >= 5 and (v.startswith(word) or word.startswith(v)) for v in vocabulary
     )
@@ -131,8 +103,8 @@ def _names_something(question: str, index: GraphIndex) -> bool:
     """
     if re.search(r"['\"][^'\"]{2,}['\"]|\d", question):
         return True
-    words = [w for w in _words(question) if w.lower() not in _STOP and len(w) >= 3]
-    return bool(words) and all(_stored_anywhere(w, index) for w in words)
+    content = [w for w in words(question) if w.lower() not in _STOP and len(w) >= 3]
+    return bool(content) and all(_stored_anywhere(w, index) for w in content)
 
 
 def _stored_anywhere(word: str, index: GraphIndex) -> bool:
@@ -172,7 +144,7 @@ def refers_back(question: str) -> bool:
         >>> refers_back("Which of those are burglaries?"), refers_back("Which areas have the most crimes?")
         (True, False)
     """
-    found = list(_WORD.finditer(question))
+    found = list(WORD.finditer(question))
     words = [m.group().lower() for m in found]
     if len(_content_stems(question)) <= 1 or not words:
         return True
@@ -196,7 +168,7 @@ def _points_back(question: str, word: re.Match[str]) -> bool:
 
 
 def _is_follow_up(question: str) -> bool:
-    words = [w.lower() for w in _WORD.findall(question)]
+    words = [w.lower() for w in WORD.findall(question)]
     pairs = {" ".join(pair) for pair in itertools.pairwise(words)}
     return (
         refers_back(question)

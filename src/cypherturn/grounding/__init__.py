@@ -53,15 +53,18 @@ from cypherturn.grounding._repair import (
 )
 from cypherturn.grounding._topology import flip_relationship
 from cypherturn.grounding._values import check_values
+from cypherturn.grounding._words import FUNCTION_WORDS, WORD, stem, stems, words
 
 __all__ = [
     "CHECKS",
     "DEFAULT_VALUE_BUDGET_CHARS",
     "FINDING_CODES",
+    "FUNCTION_WORDS",
     "GRAMMAR_KEYWORDS",
     "LOW_CARDINALITY",
     "MAX_BOUND_NAMES",
     "MAX_REPAIR_ROUNDS",
+    "WORD",
     "Check",
     "CheckContext",
     "CheckReport",
@@ -100,4 +103,7 @@ __all__ = [
     "render_links",
     "repair_query",
     "schema_grammar",
+    "stem",
+    "stems",
+    "words",
 ]

@@ -26,7 +26,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
-import Stemmer
 from pydantic import BaseModel, ConfigDict, Field
 
 from cypherturn.cypher import (
@@ -41,6 +40,7 @@ from cypherturn.errors import CypherParseError
 from cypherturn.grounding._facts import BranchFacts, NodeFact, query_facts
 from cypherturn.grounding._findings import Edit, Finding
 from cypherturn.grounding._index import GraphIndex
+from cypherturn.grounding._words import SINGULARS, WORD, content_words, stem, stems
 
 __all__ = [
     "MAX_BOUND_NAMES",
@@ -104,33 +104,14 @@ class PreviousResult(BaseModel):
     names: list[str] = Field(min_length=1, max_length=MAX_BOUND_NAMES)
 
 
-_WORD = re.compile(r"[A-Za-z][A-Za-z']*")
 _PRONOUNS = frozenset({"them", "their", "theirs", "they"})
 _DEMONSTRATIVES = frozenset({"those", "these"})
 _SINGULAR_PRONOUNS = frozenset({"it", "its", "that"})
 _ANAPHORS = _PRONOUNS | _DEMONSTRATIVES | _SINGULAR_PRONOUNS
-# irregular plurals and their singulars (English; "persons" is regular, listed for its stem)
-_SINGULARS = {"people": "person", "persons": "person", "children": "child", "men": "man",
-              "women": "woman", "criteria": "criterion", "data": "datum"}  # fmt: skip
-# function words: never an antecedent (English closed classes and question words)
-_FUNCTION_TEXT = """a an the of in on at to for from by with without and or but not no nor is are
-    was were be been being am do does did done has have had having how many much what which who
-    whom whose when where why there here this that these those it its they them their theirs i
-    me my we our you your he she his her all any each every some most more less least few than
-    then so such per between across during before after since until can could would should will
-    shall may might must also only just very please give list show tell find get whether ones
-    one both either neither other others same about into over under as if"""
-_FUNCTION_WORDS = frozenset(_FUNCTION_TEXT.split())
-_STEMMER = Stemmer.Stemmer("english")
-
-
-def _content_words(text: str) -> list[str]:
-    words = [w.lower().removesuffix("'s").strip("'") for w in _WORD.findall(text)]
-    return [w for w in words if len(w) >= 3 and w not in _FUNCTION_WORDS]
 
 
 def _plural(word: str) -> bool:
-    return word in _SINGULARS or (
+    return word in SINGULARS or (
         len(word) >= 4 and word.endswith("s") and not word.endswith(("ss", "us", "is"))
     )
 
@@ -162,13 +143,12 @@ def antecedent_inside(question: str, start: int, end: int) -> bool:
         False
     """
     word = question[start:end].lower().split()[-1]
-    before = _content_words(question[:start])
+    before = content_words(question[:start])
     if word in _DEMONSTRATIVES:
-        after = _content_words(question[end:])
-        following = _WORD.findall(question[end:])
+        after = content_words(question[end:])
+        following = WORD.findall(question[end:])
         if after and following and following[0].lower() == after[0]:
-            stems = set(_STEMMER.stemWords(before))
-            return _STEMMER.stemWord(after[0]) in stems
+            return stem(after[0]) in {stem(w) for w in before}
         return any(_plural(w) for w in before)
     if word in _PRONOUNS:
         return any(_plural(w) for w in before)
@@ -230,15 +210,6 @@ def refers_to_previous(question: str) -> bool:
     return reference_word(question) is not None
 
 
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
-
-
-def _stems(text: str) -> list[str]:
-    """The Snowball stems of ``text``'s words, split at camel case and underscores (labels too)."""
-    words = (w.lower().removesuffix("'s").strip("'") for w in _WORD.findall(_CAMEL.sub(" ", text)))
-    return _STEMMER.stemWords([_SINGULARS.get(w, w) for w in words if w])
-
-
 def points_to_previous(question: str, label: str, labels: Iterable[str]) -> bool:
     """Whether ``question``'s reference word points at the previous result, a list of ``label`` names.
 
@@ -274,14 +245,14 @@ def points_to_previous(question: str, label: str, labels: Iterable[str]) -> bool
     if found is None:
         return False
     word = found.group().lower()
-    own = _stems(label)
+    own = stems(label)
     # a pronoun after the label's noun stands for the question's own; "the cities you
     # listed" or "the people above" name the previous result with that noun
-    if word in _ANAPHORS and own and own[-1] in _stems(question[: found.start()]):
+    if word in _ANAPHORS and own and own[-1] in stems(question[: found.start()]):
         return False
     if word in _DEMONSTRATIVES:
-        after = _stems(question[found.end() :])
-        others = {s for other in labels if other != label for s in _stems(other)}
+        after = stems(question[found.end() :])
+        others = {s for other in labels if other != label for s in stems(other)}
         if after and after[0] not in own and after[0] in others:
             return False
     return True
