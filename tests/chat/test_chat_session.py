@@ -1,8 +1,8 @@
 """`api.ChatSession` on the real embedded engine with replay models: follow-ups, scope, transcripts.
 
 A replay model returns recorded completions in order: under ``ras+`` an
-answered question takes two agreeing candidates (the vote), then one call for
-the answer in words. The tests assert what the product guarantees (the query
+answered question takes one verified candidate, then one call for the answer
+in words. The tests assert what the product guarantees (the query
 recorded is the one that ran, answer numbers come from the rows, the context
 carries the earlier turns, a transcript reloads as saved), not any wording.
 """
@@ -60,9 +60,7 @@ def test_a_follow_up_is_resolved_against_the_earlier_turn(town: GraphEngine) -> 
     model = ReplayChatModel(
         [
             PER_CITY,
-            PER_CITY,
             "London has 2 people and New York has 1.",
-            OLD_LONDONERS,
             OLD_LONDONERS,
             "Only Ada Lovelace, born in 1815.",
         ]
@@ -75,7 +73,7 @@ def test_a_follow_up_is_resolved_against_the_earlier_turn(town: GraphEngine) -> 
     assert first.answer is not None and first.answer.source == "model"
     assert first.asked == "How many people live in each city?"
     # the follow-up's context holds the first question, its query and its rows
-    context = model.calls[3][-1].content
+    context = model.calls[2][-1].content
     assert "Conversation so far:" in context and "How many people live in each city?" in context
     assert PER_CITY in context and "London | 2" in context
     # the model is asked the conversation then the question (ras+ may add its notes after it)
@@ -92,14 +90,12 @@ def test_a_follow_up_is_resolved_against_the_earlier_turn(town: GraphEngine) -> 
 
 def test_a_question_that_does_not_refer_back_is_asked_on_its_own(town: GraphEngine) -> None:
     born = "MATCH (p:Person) WHERE p.born < 1900 RETURN p.name AS name"
-    model = ReplayChatModel(
-        [PER_CITY, PER_CITY, "London has 2 people and New York has 1.", born, born, "Ada."]
-    )
+    model = ReplayChatModel([PER_CITY, "London has 2 people and New York has 1.", born, "Ada."])
     with api.ChatSession(_config(town), model=model) as chat:
         chat.ask("How many people live in each city?")
         alone = chat.ask("Which people were born before 1900?")
     assert alone.asked == "Which people were born before 1900?"
-    assert all("Conversation so far:" not in m.content for m in model.calls[3])
+    assert all("Conversation so far:" not in m.content for m in model.calls[2])
     assert alone.query == born and alone.result is not None
     assert alone.result.rows == [["Ada Lovelace"]]
 
@@ -114,7 +110,7 @@ def test_a_follow_up_is_checked_against_its_own_question_not_the_earlier_ones(
     residents = (
         "MATCH (p:Person)-[:LIVES_IN]->(c:City) WHERE c.name IN ['London'] RETURN p.name AS name"
     )
-    model = ReplayChatModel([crowded, crowded, "London.", residents, residents, "Ada and Alan."])
+    model = ReplayChatModel([crowded, "London.", residents, "Ada and Alan."])
     with api.ChatSession(_config(town), model=model) as chat:
         chat.ask("Which cities have more than 1 resident?")
         follow = chat.ask("Who lives in those?")
@@ -136,7 +132,7 @@ def test_a_follow_up_about_those_is_bound_to_the_names_the_last_turn_listed(
     londoners = "MATCH (p:Person)-[:LIVES_IN]->(c:City {name: 'London'}) RETURN p.name AS name"
     everyone = "MATCH (p:Person) RETURN avg(p.born) AS born"
     model = ReplayChatModel(
-        [londoners, londoners, "Ada and Alan.", everyone, everyone, "On average 1863.5."]
+        [londoners, "Ada and Alan.", everyone, "On average 1863.5."]
     )
     with api.ChatSession(_config(town), model=model) as chat:
         first = chat.ask("Who lives in London?")
@@ -150,7 +146,7 @@ def test_a_follow_up_about_those_is_bound_to_the_names_the_last_turn_listed(
     assert follow.strategy is not None
     assert "unbound_reference" in {r.code for a in follow.strategy.attempts for r in a.repairs}
     # a question that does not refer back is left alone
-    model = ReplayChatModel([londoners, londoners, "Ada and Alan.", everyone, everyone, "1877."])
+    model = ReplayChatModel([londoners, "Ada and Alan.", everyone, "1877."])
     with api.ChatSession(_config(town), model=model) as chat:
         chat.ask("Who lives in London?")
         alone = chat.ask("What is the average birth year of all people?")
@@ -179,7 +175,7 @@ def test_a_reference_to_something_else_is_not_bound_to_the_last_names(
     town: GraphEngine, follow_up: str, query: str, rows: list[list[object]]
 ) -> None:
     londoners = "MATCH (p:Person)-[:LIVES_IN]->(c:City {name: 'London'}) RETURN p.name AS name"
-    model = ReplayChatModel([londoners, londoners, "Ada and Alan.", query, query, "Done."])
+    model = ReplayChatModel([londoners, "Ada and Alan.", query, "Done."])
     with api.ChatSession(_config(town), model=model) as chat:
         chat.ask("Who lives in London?")
         follow = chat.ask(follow_up)
@@ -192,7 +188,7 @@ def test_an_elliptical_follow_up_keeps_the_count_the_conversation_asked_for(
 ) -> None:
     count = "MATCH (p:Person)-[:LIVES_IN]->(c:City {{name: '{}'}}) RETURN count(p) AS people"
     london, new_york = count.format("London"), count.format("New York")
-    model = ReplayChatModel([london, london, "2.", new_york, new_york, "1."])
+    model = ReplayChatModel([london, "2.", new_york, "1."])
     with api.ChatSession(_config(town), model=model) as chat:
         chat.ask("How many people live in London?")
         follow = chat.ask("And in New York?")
@@ -203,7 +199,7 @@ def test_an_elliptical_follow_up_keeps_the_count_the_conversation_asked_for(
 def test_without_the_repair_part_a_follow_up_is_answered_unbound(town: GraphEngine) -> None:
     londoners = "MATCH (p:Person)-[:LIVES_IN]->(c:City {name: 'London'}) RETURN p.name AS name"
     everyone = "MATCH (p:Person) RETURN avg(p.born) AS born"
-    model = ReplayChatModel([londoners, londoners, "Ada and Alan.", everyone, everyone, "1877."])
+    model = ReplayChatModel([londoners, "Ada and Alan.", everyone, "1877."])
     with api.ChatSession(_config(town, strategy="ras+:-repair"), model=model) as chat:
         chat.ask("Who lives in London?")
         follow = chat.ask("What is the average birth year of those?")
@@ -230,7 +226,7 @@ def test_refers_back(question: str, expected: bool) -> None:
 
 
 def test_an_invented_number_is_replaced_by_the_rows(town: GraphEngine) -> None:
-    model = ReplayChatModel([PER_CITY, PER_CITY, "London has 5 people."])
+    model = ReplayChatModel([PER_CITY, "London has 5 people."])
     with api.ChatSession(_config(town), model=model) as chat:
         turn = chat.ask("How many people live in each city?")
     assert turn.answer is not None and turn.answer.source == "template"
@@ -273,7 +269,7 @@ def test_a_question_no_query_can_answer_is_out_of_scope(town: GraphEngine) -> No
 
 
 def test_out_of_scope_turns_are_left_out_of_the_context(town: GraphEngine) -> None:
-    model = ReplayChatModel([PER_CITY, PER_CITY, "London has 2."])
+    model = ReplayChatModel([PER_CITY, "London has 2."])
     with api.ChatSession(_config(town), model=model) as chat:
         refused = chat.ask("What will the weather be tomorrow?")
         turn = chat.ask("How many people live in each city?")
@@ -285,7 +281,7 @@ def test_the_transcript_is_saved_every_turn_and_resumes_with_the_same_turns(
     town: GraphEngine, tmp_path: Path
 ) -> None:
     config = _config(town, tmp_path)
-    model = ReplayChatModel([PER_CITY, PER_CITY, "London has 2 people and New York has 1."])
+    model = ReplayChatModel([PER_CITY, "London has 2 people and New York has 1."])
     with api.ChatSession(config, model=model) as chat:
         chat.ask("How many people live in each city?")
         saved = read_transcript(tmp_path / "chat.json")
@@ -293,7 +289,7 @@ def test_the_transcript_is_saved_every_turn_and_resumes_with_the_same_turns(
         chat.ask("What will the weather be tomorrow?")
         before = [t.model_dump() for t in chat.turns]
     assert saved.graph == town.graph and saved.model == model.spec and saved.strategy == "ras+@2"
-    again = ReplayChatModel([OLD_LONDONERS, OLD_LONDONERS, "Ada Lovelace, born 1815."])
+    again = ReplayChatModel([OLD_LONDONERS, "Ada Lovelace, born 1815."])
     resumed = api.ChatSession.resume(tmp_path / "chat.json", config, model=again)
     with resumed:
         assert [t.model_dump() for t in resumed.turns] == before
@@ -306,7 +302,7 @@ def test_the_transcript_is_saved_every_turn_and_resumes_with_the_same_turns(
 
 
 def test_save_writes_another_copy(town: GraphEngine, tmp_path: Path) -> None:
-    model = ReplayChatModel([PER_CITY, PER_CITY, "London has 2."])
+    model = ReplayChatModel([PER_CITY, "London has 2."])
     with api.ChatSession(_config(town), model=model) as chat:
         chat.ask("How many people live in each city?")
         copy = chat.save(tmp_path / "copy" / "mine.json")

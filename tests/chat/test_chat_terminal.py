@@ -131,9 +131,7 @@ def test_a_conversation_in_a_real_terminal(town: GraphEngine, pane: Pane, tmp_pa
     model = _replay(
         tmp_path / "first.json",
         PER_CITY,
-        PER_CITY,
         "London has 2 people and New York has 1.",
-        OLD_LONDONERS,
         OLD_LONDONERS,
         "Ada Lovelace, born in 1815, is the only one.",
     )
@@ -185,7 +183,7 @@ def test_a_conversation_in_a_real_terminal(town: GraphEngine, pane: Pane, tmp_pa
     assert third.outcome == "out_of_scope"
 
     # resume: the earlier turns come back as they were and are the context of the next one
-    again = _replay(tmp_path / "second.json", NEW_YORKERS, NEW_YORKERS, "Grace Hopper, born 1906.")
+    again = _replay(tmp_path / "second.json", NEW_YORKERS, "Grace Hopper, born 1906.")
     pane.type(_chat_command(town, again, "--resume", str(saved)))
     screen = pane.wait_for("resumed 3 turns")
     pane.type("And who lives in New York?")

@@ -50,15 +50,19 @@ def replay_file(tmp_path: Path, *responses: str) -> str:
 def test_ras_trace_shows_the_engine_error_then_the_repaired_rows(
     people: GraphEngine, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    model = replay_file(tmp_path, f"```cypher\n{FAILING}\n```", REPAIRED, REPAIRED)
-    code, out, _ = run_cli(
-        capsys, "ask", "Who are the people?", "--graph", people.graph, "--model", model, "-n", "4"
-    )
+    model = replay_file(tmp_path, f"```cypher\n{FAILING}\n```", REPAIRED)
+    ask = ["ask", "Who are the people?", "--graph", people.graph, "-n", "4"]
+    code, out, _ = run_cli(capsys, *ask, "--model", model)
     assert code == 0, out
-    assert "attempt 1/4" in out and "attempt 3/4" in out and "attempt 4/4" not in out
+    assert "attempt 1/4" in out and "attempt 2/4" in out and "attempt 3/4" not in out
     assert "syntax" in out and "Invalid input" in out
-    assert "first answer with these rows" in out and "2 of the answers so far" in out
     assert "Ada" in out and "Alan" in out and "2 rows" in out
+    # with the vote part, the trace says how many candidates agree
+    model = replay_file(tmp_path, f"```cypher\n{FAILING}\n```", REPAIRED, REPAIRED)
+    code, out, _ = run_cli(capsys, *ask, "--model", model, "--strategy", "ras+:+vote")
+    assert code == 0, out
+    assert "attempt 3/4" in out and "attempt 4/4" not in out
+    assert "first answer with these rows" in out and "2 of the answers so far" in out
 
 
 def test_json_record_holds_every_attempt(

@@ -66,7 +66,7 @@ def test_ask_exits_0_1_2_and_3(
     people: GraphEngine, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     base = ["ask", "How many people?", "--no-answer"]
-    ok = run_cli(capsys, *base, "--graph", people.graph, "--model", replay(tmp_path, GOOD, GOOD))
+    ok = run_cli(capsys, *base, "--graph", people.graph, "--model", replay(tmp_path, GOOD))
     assert ok[0] == ExitCode.OK, ok
     missing = run_cli(capsys, *base, "--graph", "no_such_graph_here", "--model", "replay:x.json")
     assert missing[0] == ExitCode.ERROR and "error:" in missing[2]

@@ -134,7 +134,7 @@ def test_stdio_server_spawned_by_the_sdk_client(
 ) -> None:
     params = StdioServerParameters(
         command=sys.executable,
-        args=_server_args(town, _replay(tmp_path, ASKED, ASKED)),
+        args=_server_args(town, _replay(tmp_path, ASKED)),
         env=_child_env(cypherturn_home),
     )
 
@@ -158,7 +158,7 @@ def test_streamable_http_server(town: GraphEngine, tmp_path: Path, cypherturn_ho
     process = subprocess.Popen(
         [
             sys.executable,
-            *_server_args(town, _replay(tmp_path, ASKED, ASKED)),
+            *_server_args(town, _replay(tmp_path, ASKED)),
             "--http",
             "--port",
             str(port),
@@ -308,14 +308,14 @@ def test_a_server_without_a_model_has_no_ask_tool(town: GraphEngine) -> None:
 
 
 def test_ask_reports_every_attempt_of_the_grounded_strategy(town: GraphEngine) -> None:
-    model = ReplayChatModel(["MATCH (p:Person RETURN p", ASKED, ASKED])
+    model = ReplayChatModel(["MATCH (p:Person RETURN p", ASKED])
 
     async def check(client: Client) -> None:
         result = await client.call_tool("ask", {"question": "How many people?", "budget": 3})
         body = result.structured_content
         assert body is not None and body["success"] is True and body["rows"] == [[3]]
-        # ras+ votes: the answer of attempt 2 is accepted once attempt 3 returns the same rows
-        assert [a["outcome"] for a in body["attempts"]] == ["error", "ok", "ok"]
+        # the verified candidate of attempt 2 ends the loop
+        assert [a["outcome"] for a in body["attempts"]] == ["error", "ok"]
         assert body["attempts"][0]["error_class"] == "syntax"
         assert body["selected_attempt"] == 2 and body["budget"] == 3
 

@@ -66,7 +66,7 @@ def test_ask_shows_the_nearest_remembered_pairs_last_and_records_them(town: Grap
 def test_ras_plus_keeps_recalled_pairs_after_its_own_examples(town: GraphEngine) -> None:
     api.remember("How many people live in each city?", PER_CITY, graph=town.graph)
     config = api.AskConfig(graph=town.graph, strategy="ras+", budget=2, max_seconds=None)
-    model = ReplayChatModel([COUNT, COUNT])
+    model = ReplayChatModel([COUNT])
     result = api.run_ask("How many people live in each city?", config, model=model)
     shown = _shown(model)
     assert shown[-3:-1] == [("user", "How many people live in each city?"), ("assistant", PER_CITY)]

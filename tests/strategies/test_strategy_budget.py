@@ -94,7 +94,7 @@ def test_ras_plus_returns_the_verified_candidate_found_before_the_budget_ran_out
     # the vote wants a second agreeing candidate; the budget ends during its attempt (too
     # little is left after its model call to run a query whose timeout fits: 1.25 s)
     model = SlowModel([GOOD, GOOD, GOOD], seconds=1.0)
-    result = _run("ras+", people, model, max_seconds=3.0)
+    result = _run("ras+:+vote", people, model, max_seconds=3.0)
     assert [a.verdict for a in result.attempts] == ["answer"], result.stop_reason
     assert result.success and result.final_query == GOOD and result.selected_attempt == 1
     assert result.final_result is not None and result.final_result.rows == [[200]]
@@ -102,6 +102,9 @@ def test_ras_plus_returns_the_verified_candidate_found_before_the_budget_ran_out
         "the time budget of 3 s was spent during attempt 2; 1 finished attempt(s) kept"
     )
     assert result.elapsed_s is not None and result.elapsed_s < 3.0
+    # without the vote (the default) the verified candidate ends the loop at once
+    plain = _run("ras+", people, SlowModel([GOOD], seconds=1.0), max_seconds=3.0)
+    assert len(plain.attempts) == 1 and plain.success and plain.stop_reason is None
 
 
 @pytest.mark.parametrize("name", ["ras", "ras+"])

@@ -57,8 +57,8 @@ def run(
 
 def test_a_reversed_direction_is_repaired_and_recorded(crime: GraphEngine) -> None:
     result, _ = run("ras+", crime, [REVERSED, GOOD])
-    attempt, agreeing = result.attempts
-    assert agreeing.query == GOOD and agreeing.votes == 2 and attempt.votes == 1
+    (attempt,) = result.attempts  # verified: no second candidate is drawn (no vote)
+    assert attempt.votes is None
     assert attempt.original_query == REVERSED
     assert (
         attempt.query
@@ -146,7 +146,8 @@ def test_a_grammar_is_not_offered_to_a_model_without_grammar_support(crime: Grap
 
 def test_strategy_names() -> None:
     assert get_strategy("ras+:values,check").name == "ras+:check,values"
-    assert get_strategy("ras+:" + ",".join(GROUNDING_PARTS)).name == "ras+"
+    default = [p for p in GROUNDING_PARTS if p != "vote"]
+    assert get_strategy("ras+:" + ",".join(default)).name == "ras+"
     with pytest.raises(ConfigError, match="unknown ras\\+ part"):
         get_strategy("ras+:spell")
     with pytest.raises(ConfigError, match="unknown strategy"):
@@ -194,7 +195,7 @@ SWAPPED = (
 
 
 def test_vote_waits_for_two_candidates_that_return_the_same_rows(crime: GraphEngine) -> None:
-    result, _ = run("ras+", crime, [OTHER, GOOD, GOOD], budget=5)
+    result, _ = run("ras+:+vote", crime, [OTHER, GOOD, GOOD], budget=5)
     assert [a.votes for a in result.attempts] == [1, 1, 2]
     assert result.selected_attempt == 2 and result.final_query == GOOD
     assert result.final_result is not None and result.final_result.rows == [[2]]
@@ -204,17 +205,17 @@ def test_vote_without_agreement_returns_the_earliest_of_the_largest_group(
     crime: GraphEngine,
 ) -> None:
     drugs = "MATCH (p:Person)-[:PARTY_TO]->(c:Crime) WHERE c.type = 'Drugs' RETURN count(p) AS n"
-    result, _ = run("ras+", crime, [OTHER, GOOD, drugs], budget=3)
+    result, _ = run("ras+:+vote", crime, [OTHER, GOOD, drugs], budget=3)
     assert [a.votes for a in result.attempts] == [1, 1, 1]
     assert result.selected_attempt == 1 and result.final_query == OTHER
     # a failed attempt between two agreeing ones neither votes nor ends the loop
-    result, _ = run("ras+", crime, [GOOD, "MATCH (p:Person RETURN p", OTHER, GOOD], budget=4)
+    result, _ = run("ras+:+vote", crime, [GOOD, "MATCH (p:Person RETURN p", OTHER, GOOD], budget=4)
     assert [a.votes for a in result.attempts] == [1, None, 1, 2]
     assert result.selected_attempt == 1
 
 
 def test_rows_agree_whatever_the_column_names_order_and_number_type(crime: GraphEngine) -> None:
-    result, _ = run("ras+", crime, [BY_TYPE, SWAPPED], budget=2)
+    result, _ = run("ras+:+vote", crime, [BY_TYPE, SWAPPED], budget=2)
     assert result.attempts[1].votes == 2
     a, b = (crime.execute(q) for q in (GOOD, SWAPPED))
     assert answer_key(a) != answer_key(b)
@@ -227,7 +228,7 @@ def test_rows_agree_whatever_the_column_names_order_and_number_type(crime: Graph
 
 
 def test_greedy_decodes_the_first_attempt_at_temperature_zero(crime: GraphEngine) -> None:
-    _, model = run("ras+", crime, [OTHER, GOOD, GOOD], budget=3)
+    _, model = run("ras+:+vote", crime, [OTHER, GOOD, GOOD], budget=3)
     assert [s["temperature"] for s in model.settings] == [0.0, 0.9, 0.9]
     _, sampled = run("ras+:check,values,repair,vote", crime, [OTHER, GOOD, GOOD], budget=3)
     assert [s["temperature"] for s in sampled.settings] == [0.9, 0.9, 0.9]
@@ -263,15 +264,15 @@ FILTERED = (
 def test_a_query_that_ignores_the_questions_threshold_is_not_the_answer(
     crime: GraphEngine,
 ) -> None:
-    model = ReplayChatModel([LIMITED, LIMITED, FILTERED, FILTERED])
+    model = ReplayChatModel([LIMITED, LIMITED, FILTERED])
     schema = graph_index(crime).schema_text()
     result = get_strategy("ras+:-repair").run(
         model, crime, THRESHOLD_QUESTION, schema, StrategyConfig(budget=4, seed=0)
     )
-    first, second, third, fourth = result.attempts
+    first, second, third = result.attempts
     assert first.verdict == second.verdict == "flagged"
     assert [f.code for f in first.findings] == ["question_threshold"]
-    assert third.verdict == fourth.verdict == "answer" and fourth.votes == 2
+    assert third.verdict == "answer" and result.selected_attempt == 3
     assert result.final_query == FILTERED
     assert result.final_result is not None and result.final_result.rows == [["Burglary", 2]]
     # the note tells the next attempt why, without the failed query
@@ -282,27 +283,30 @@ def test_a_query_that_ignores_the_questions_threshold_is_not_the_answer(
 def test_a_limit_written_for_the_threshold_is_repaired_into_the_filter(
     crime: GraphEngine,
 ) -> None:
-    model = ReplayChatModel([LIMITED, LIMITED])
+    model = ReplayChatModel([LIMITED])
     schema = graph_index(crime).schema_text()
     result = get_strategy("ras+").run(
         model, crime, THRESHOLD_QUESTION, schema, StrategyConfig(budget=2, seed=0)
     )
-    first, second = result.attempts
+    (first,) = result.attempts
     assert first.original_query == LIMITED
     assert first.query == (
         "MATCH (p:Person)-[:PARTY_TO]->(c:Crime) "
         "WITH c.type AS type, count(p) AS n WHERE n > 1 RETURN type, n ORDER BY n DESC"
     )
     assert [r.code for r in first.repairs] == ["question_threshold"]
-    assert first.verdict == "answer" and first.findings == [] and second.votes == 2
+    assert first.verdict == "answer" and first.findings == []
     assert result.final_result is not None and result.final_result.rows == [["Burglary", 2]]
 
 
-def test_parts_can_be_named_by_what_is_dropped() -> None:
-    strategy = get_strategy("ras+:-vote,-greedy")
+def test_parts_can_be_named_by_what_is_dropped_from_or_added_to_the_default() -> None:
+    strategy = get_strategy("ras+:-greedy")
     kept = [p for p in GROUNDING_PARTS if p not in ("vote", "greedy")]
     assert strategy.name == "ras+:" + ",".join(kept)
     assert get_strategy("ras+:" + ",".join(kept)).name == strategy.name
+    assert get_strategy("ras+:-vote").name == "ras+" == get_strategy("ras+").name
+    voting = get_strategy("ras+:+vote,-link").name
+    assert voting == "ras+:" + ",".join(p for p in GROUNDING_PARTS if p != "link")
     with pytest.raises(ConfigError, match="not both"):
         get_strategy("ras+:check,-vote")
     with pytest.raises(ConfigError, match="unknown ras\\+ part"):
@@ -330,13 +334,13 @@ def confident_run(
 
 
 def test_a_probable_greedy_first_answer_ends_the_vote(crime: GraphEngine) -> None:
-    result = confident_run("ras+", crime, [GOOD, OTHER, OTHER], [0.8, 0.9, 0.9])
+    result = confident_run("ras+:+vote", crime, [GOOD, OTHER, OTHER], [0.8, 0.9, 0.9])
     (attempt,) = result.attempts
     assert attempt.temperature == 0.0 and attempt.votes == 1
     assert attempt.logprob == pytest.approx(math.log(0.8))
     assert result.final_query == GOOD and result.selected_attempt == 1
     # below the threshold, or with the part off, the vote goes on and may overturn it
-    for name, probability in (("ras+", 0.3), ("ras+:-confident", 0.8)):
+    for name, probability in (("ras+:+vote", 0.3), ("ras+:+vote,-confident", 0.8)):
         voted = confident_run(name, crime, [GOOD, OTHER, OTHER], [probability, 0.9, 0.9])
         assert [a.votes for a in voted.attempts] == [1, 1, 2]
         assert voted.final_query == OTHER
@@ -345,9 +349,9 @@ def test_a_probable_greedy_first_answer_ends_the_vote(crime: GraphEngine) -> Non
 def test_a_repaired_or_sampled_first_answer_is_not_taken_on_its_probability(
     crime: GraphEngine,
 ) -> None:
-    repaired = confident_run("ras+", crime, [REVERSED, GOOD], [0.99, 0.5])
+    repaired = confident_run("ras+:+vote", crime, [REVERSED, GOOD], [0.99, 0.5])
     assert len(repaired.attempts) == 2 and repaired.attempts[0].repairs
-    sampled = confident_run("ras+:-greedy", crime, [GOOD, GOOD], [0.99, 0.5])
+    sampled = confident_run("ras+:+vote,-greedy", crime, [GOOD, GOOD], [0.99, 0.5])
     assert len(sampled.attempts) == 2 and sampled.attempts[0].temperature == 0.9
 
 
@@ -356,3 +360,11 @@ def test_records_from_before_the_confident_part_read_it_as_off() -> None:
     assert not GroundingParts.model_validate(old).confident
     assert GroundingParts().confident
     assert GroundingParts.model_validate(GroundingParts().model_dump()).confident
+
+
+def test_records_from_before_the_vote_part_read_it_as_on() -> None:
+    """Before 2026-12-06 every ras+ answer voted; its record names no vote part, or names it on."""
+    old = {part: True for part in GROUNDING_PARTS if part not in ("vote", "confident")}
+    assert GroundingParts.model_validate(old).vote
+    assert not GroundingParts().vote
+    assert not GroundingParts.model_validate(GroundingParts().model_dump()).vote

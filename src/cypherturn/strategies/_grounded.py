@@ -125,11 +125,14 @@ class GroundedStrategy:
 
     @property
     def name(self) -> str:
-        """``ras+`` with every part, else ``ras+:<parts>`` (``ras+:`` with none)."""
-        enabled = self.parts.enabled()
-        if len(enabled) == len(GroundingParts.model_fields):
+        """``ras+`` with the default parts, else ``ras+:<parts>`` (``ras+:`` with none).
+
+        The default changed on 2026-12-06 (``vote`` off): a record's ``grounding``
+        names its parts, whatever its strategy name.
+        """
+        if self.parts == GroundingParts():
             return "ras+"
-        return "ras+:" + ",".join(enabled)
+        return "ras+:" + ",".join(self.parts.enabled())
 
     def run(
         self,

@@ -101,6 +101,9 @@ GROUNDING_PARTS = (
 )  # fmt: skip
 """The parts of the grounded strategy ``ras+``, each switchable (``ras+:check,values``)."""
 
+_FIRST_PARTS = frozenset(GROUNDING_PARTS[:7])
+"""The parts every record of the grounded strategy names (``vote`` came later)."""
+
 
 class FollowUp(BaseModel):
     """A conversation's current question and the previous result, for the checks that read them.
@@ -131,7 +134,7 @@ class FollowUp(BaseModel):
 
 
 class GroundingParts(BaseModel):
-    """Which parts of the grounded strategy ``ras+`` are on (all of them by default).
+    """Which parts of the grounded strategy ``ras+`` are on (every part but ``vote`` by default).
 
     Attributes:
         check: check every candidate against the schema before it runs
@@ -152,8 +155,12 @@ class GroundingParts(BaseModel):
         vote: execution-based self-consistency: after a candidate that returns rows
             and passes the checks, keep drawing candidates from the same context until
             two return the same rows (or the budget ends), and return the largest group
-            of candidates that agree (ties: the earliest). Records written before this
-            part existed read it as on.
+            of candidates that agree (ties: the earliest). **Off by default** since
+            2026-12-06: replayed on 236 development questions, stopping at the first
+            verified candidate scored the same relaxed EX (paired +0.000 [-0.02,
+            +0.02]) in 1.57 model calls instead of 2.78
+            (``benchmarks/bench_stopping.py``, docs/results/stopping). Records written
+            before this part existed, and whole records without it, read it as on.
         link: value linking: stored values that the question's words name are listed,
             with their label or relationship type and property key, under the
             question (:func:`cypherturn.grounding.link_values`). Records written
@@ -178,16 +185,17 @@ class GroundingParts(BaseModel):
     select: bool = True
     feedback: bool = True
     greedy: bool = True
-    vote: bool = True
+    vote: bool = False
     link: bool = True
     confident: bool = True
 
     @model_validator(mode="before")
     @classmethod
     def _older_records(cls, data: Any) -> Any:
-        # a whole record (every part named) from before the part existed voted without it
-        if isinstance(data, dict) and "confident" not in data and "check" in data:
-            return {**data, "confident": False}
+        # a whole record (every part named) from before a part existed: it ran without
+        # `confident`, and with `vote` (then always on)
+        if isinstance(data, dict) and data.keys() >= _FIRST_PARTS:
+            return {"confident": False, "vote": True, **data}
         return data
 
     @classmethod
@@ -206,21 +214,26 @@ class GroundingParts(BaseModel):
 
     @classmethod
     def parse(cls, options: str) -> GroundingParts:
-        """Parts from a strategy name's options: ``check,values`` (only those) or ``-vote,-greedy`` (all but those).
+        """Parts from a strategy name's options.
+
+        ``check,values``: only those parts on. ``-greedy``, ``+vote``, ``+vote,-link``:
+        the default parts (every part but ``vote``) with those dropped (``-``) or
+        added (``+``).
 
         Raises:
-            ConfigError: an unknown part, or ``+`` and ``-`` forms mixed.
+            ConfigError: an unknown part, or signed and unsigned names mixed.
         """
         names = [p.strip() for p in options.split(",") if p.strip()]
-        dropped = [n[1:].strip() for n in names if n.startswith("-")]
-        if not dropped:
+        signed = {n[1:].strip(): n[0] == "+" for n in names if n[0] in "+-"}
+        if not signed:
             return cls.only(names)
-        if len(dropped) != len(names):
+        if len(signed) != len(names):
             raise ConfigError(
-                f"ras+ parts {options!r}: list the parts to keep, or only parts to drop (-part), not both"
+                f"ras+ parts {options!r}: list the parts to keep, or only parts to drop "
+                "(-part) and add (+part), not both"
             )
-        cls.only(dropped)  # validates the names
-        return cls.only([part for part in GROUNDING_PARTS if part not in dropped])
+        cls.only(list(signed))  # validates the names
+        return cls(**signed)
 
     def enabled(self) -> list[str]:
         """The names of the parts that are on, in :data:`GROUNDING_PARTS` order."""

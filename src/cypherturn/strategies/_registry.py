@@ -78,15 +78,16 @@ def _scaling(strategy: ScalingStrategy) -> StrategyFactory:
 
 
 def _grounded(options: str | None, *, on_token: TokenCallback | None) -> Strategy:
-    """``ras+`` (every part on), ``ras+:<part>,<part>`` (only those) or ``ras+:-<part>`` (all but those)."""
+    """``ras+`` (the default parts), ``ras+:<part>,<part>`` (only those), ``ras+:-<part>,+<part>``."""
     if options is None:
         return GroundedStrategy(GroundingParts(), on_token=on_token)
     return GroundedStrategy(GroundingParts.parse(options), on_token=on_token)
 
 
 GROUNDED = "ras+"
-"""Name of the grounded strategy; ``ras+:<part>,<part>`` turns on only the listed parts,
-``ras+:-<part>,-<part>`` every part but those (``ras+:-vote``)."""
+"""Name of the grounded strategy (the default parts: every part but ``vote``);
+``ras+:<part>,<part>`` turns on only the listed parts, ``ras+:-<part>,+<part>`` drops
+parts from the default or adds them (``ras+:+vote``, ``ras+:-greedy``)."""
 
 register_strategy(
     "single", _scaling(ScalingStrategy(name="single", reflect=False, single_pass=True))
@@ -108,10 +109,11 @@ def get_strategy(name: str, *, on_token: TokenCallback | None = None) -> Strateg
             options. Built-ins: ``single`` (one attempt), ``is`` (Independent
             Scaling, Algorithm 1), ``ras`` (Reflection-Augmented Scaling,
             Algorithm 2), ``ras+`` (RAS grounded in the schema and the data,
-            every part on), ``ras+:<part>[,<part>...]`` with only the listed
-            parts on (parts: ``check``, ``values``, ``repair``, ``grammar``,
-            ``select``, ``feedback``, ``greedy``, ``vote``, ``link``), or
-            ``ras+:-<part>[,-<part>...]`` with every part but those.
+            every part but ``vote`` on), ``ras+:<part>[,<part>...]`` with only
+            the listed parts on (parts: ``check``, ``values``, ``repair``,
+            ``grammar``, ``select``, ``feedback``, ``greedy``, ``vote``, ``link``,
+            ``confident``), or ``ras+:-<part>,+<part>...`` with the default parts
+            less (``-``) or plus (``+``) those.
         on_token: called with each generated piece of text, for streaming display.
 
     Returns:
