@@ -131,9 +131,7 @@ def test_a_follow_up_about_those_is_bound_to_the_names_the_last_turn_listed(
 ) -> None:
     londoners = "MATCH (p:Person)-[:LIVES_IN]->(c:City {name: 'London'}) RETURN p.name AS name"
     everyone = "MATCH (p:Person) RETURN avg(p.born) AS born"
-    model = ReplayChatModel(
-        [londoners, "Ada and Alan.", everyone, "On average 1863.5."]
-    )
+    model = ReplayChatModel([londoners, "Ada and Alan.", everyone, "On average 1863.5."])
     with api.ChatSession(_config(town), model=model) as chat:
         first = chat.ask("Who lives in London?")
         follow = chat.ask("What is the average birth year of those?")

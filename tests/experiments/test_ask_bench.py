@@ -209,3 +209,24 @@ def test_a_gold_has_its_own_timeout(
     )  # fmt: skip
     assert code == 1 and "ran past the gold timeout" in stderr and "--gold-timeout" in stderr
     assert "Traceback" not in stderr
+
+
+def test_a_run_made_under_another_meaning_of_ras_plus_is_not_resumed(
+    tmp_path: Path, question_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "run"
+    args = ["bench", "ask", str(question_file), "--out", str(out), "--strategy", "ras+", "-n", "1"]
+    code, stdout, stderr = run_cli(
+        capsys, *args, "--model", replies(tmp_path, GOLD_COUNT, GOLD_NAMES)
+    )
+    assert code == 0, stdout + stderr
+    # as written before `vote` left the default: the same name, other parts
+    lines = (out / "answers.jsonl").read_text(encoding="utf-8").splitlines()
+    old = []
+    for line in lines:
+        record = json.loads(line)
+        record["result"]["grounding"]["vote"] = True
+        old.append(json.dumps(record))
+    (out / "answers.jsonl").write_text("\n".join(old) + "\n", encoding="utf-8")
+    code, _, stderr = run_cli(capsys, *args, "--model", replies(tmp_path))
+    assert code == 1 and "other parts (+vote)" in stderr and "Traceback" not in stderr

@@ -59,6 +59,8 @@ from cypherturn.records import (
 from cypherturn.runner import open_run_dir, run_batch
 from cypherturn.strategies import (
     FewShotExample,
+    GroundedStrategy,
+    GroundingParts,
     StrategyConfig,
     get_strategy,
     recalled_examples,
@@ -334,6 +336,39 @@ def _check_inputs(
         raise ConfigError(f"no engine for graph(s): {', '.join(missing)}")
 
 
+def _check_parts(done: Sequence[AskAnswer], strategies: Sequence[str]) -> None:
+    """A done ``ras+`` answer must have run with the parts its strategy name means now.
+
+    The name ``ras+`` changed meaning once (2026-12-06: ``vote`` off by default); a
+    directory resumed across such a change would mix two systems under one name.
+
+    Raises:
+        ConfigError: a done answer's recorded parts differ (the message names them).
+    """
+    wanted = {
+        name: strategy.parts
+        for name in strategies
+        if isinstance(strategy := get_strategy(name), GroundedStrategy)
+    }
+    for answer in done:
+        parts = wanted.get(answer.strategy)
+        recorded = (answer.result or {}).get("grounding")
+        if parts is None or recorded is None:
+            continue
+        before = GroundingParts.model_validate(recorded)
+        if before != parts:
+            changed = sorted(
+                f"{'+' if getattr(before, p) else '-'}{p}"
+                for p in type(parts).model_fields
+                if getattr(before, p) != getattr(parts, p)
+            )
+            raise ConfigError(
+                f"the {answer.strategy!r} answers in this run directory ran with other parts "
+                f"({', '.join(changed)}) than the name means now; ask again in a new "
+                "directory, or resume with the version that made them"
+            )
+
+
 def run_ask_benchmark(
     config: AskRunConfig,
     ask_set: AskSet,
@@ -368,7 +403,8 @@ def run_ask_benchmark(
 
     Raises:
         ConfigError: a changed configuration in ``out_dir``, a set that is not the
-            configuration's, an unknown strategy, or a graph without an engine.
+            configuration's, an unknown strategy, a graph without an engine, or done
+            answers whose ``ras+`` parts are not what their strategy name means now.
         DatasetError: a malformed ``ask.json`` or ``answers.jsonl``.
     """
     _check_inputs(config, ask_set, golds, strategies, engines, memory)
@@ -377,7 +413,9 @@ def run_ask_benchmark(
         out_dir, ASK_CONFIG_FILE, config, what="ask run configuration", started_by=(ANSWERS_FILE,)
     )
     write_jsonl(out_dir / GOLDS_FILE, [check for check, _ in golds])
-    done = {a.key for a in read_answers(out_dir)}
+    answered = read_answers(out_dir)
+    _check_parts(answered, strategies)
+    done = {a.key for a in answered}
     tasks = [
         _Task(model, strategy, item, check, gold)
         for model in models
