@@ -125,7 +125,9 @@ def test_the_question_and_reference_parts_read_the_turn_context(heroes: GraphEng
     assert executor.submit_answer(query, AgentGrounding(question=True)).query is None
     assert executor.submit_answer(query, ALL, context).query is None
     listed = executor.execute_cypher(query, AgentGrounding(repair=True, question=True), context)
-    assert listed.query == "MATCH (h:Hero) RETURN DISTINCT h.name AS name"
+    assert (
+        listed.query == "MATCH (h:Hero) RETURN DISTINCT h.name"
+    )  # no alias the question never named
     assert [f.code for f in listed.repairs] == ["answer_shape"] and listed.rows and listed.rows > 1
     members = "MATCH (h:Hero)-[:MEMBER_OF]->(g:Guild) RETURN DISTINCT h.name AS name"
     asked = TurnContext(question="Which heroes are members of those guilds?", previous=guilds)

@@ -159,8 +159,7 @@ def test_the_question_repairs_bind_and_list_in_one_pass(
         query, question, index, previous=PEOPLE, reference=True
     )
     assert repaired == (
-        "MATCH (p:Person {gender: 'F'}) WHERE p.name IN ['Ada', 'Alan'] "
-        "RETURN DISTINCT p.name AS name"
+        "MATCH (p:Person {gender: 'F'}) WHERE p.name IN ['Ada', 'Alan'] RETURN DISTINCT p.name"
     )
     assert {f.code for f in applied} == {"answer_shape", "unbound_reference"} and left == []
     assert crime.execute(repaired).rows == [["Ada"]]

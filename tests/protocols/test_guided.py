@@ -168,7 +168,7 @@ def test_question_grounding_repairs_a_submission_in_play(
     )
     first = played.steps[0]
     assert first.original_payload == counted
-    assert first.payload == counted.replace("count(h) AS n", "DISTINCT h.name AS name")
+    assert first.payload == counted.replace("count(h) AS n", "DISTINCT h.name")
     assert [f.code for f in first.grounding_repairs] == ["answer_shape"]
     # turn 3 asks "how many": its count stands
     third = next(s for s in played.steps if s.turn == 3)

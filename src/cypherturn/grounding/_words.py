@@ -46,8 +46,8 @@ def words(text: str) -> list[str]:
     """``text``'s words as written, split at camel case and underscores (names of a schema too).
 
     Example:
-        >>> words("ReportedCrime has_status 'open'")
-        ['Reported', 'Crime', 'has', 'status', "open'"]
+        >>> words("ReportedCrime has_status lastOutcome")
+        ['Reported', 'Crime', 'has', 'status', 'last', 'Outcome']
     """
     return WORD.findall(_CAMEL.sub(" ", text))
 
