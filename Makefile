@@ -28,9 +28,10 @@ demo: $(MODELS_STAMP)
 	$(BIN)/cypherturn ask "$(QUESTION)" --graph pole --strategy ras+ -n 5 --model $(DEMO_MODEL) $(DEMO_OPTIONS)
 
 ## test: set up and run the test suite (real embedded FalkorDB, real bundled GGUF model)
-## on one worker per core (pytest-xdist; each worker's models get their share of the cores)
+## on one worker per core (pytest-xdist; each worker's models get their share of the cores);
+## the 25 slowest tests are listed at the end, so every run says where the suite's time goes
 test: $(STAMP)
-	$(BIN)/python -m pytest -n auto
+	$(BIN)/python -m pytest -n auto --durations=25
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks
