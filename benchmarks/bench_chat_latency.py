@@ -1,12 +1,13 @@
 """Seconds per ``chat`` turn with the default local model, split into Cypher and answer.
 
 Run: ``python benchmarks/bench_chat_latency.py [--model SPEC] [--graphs pole,healthcare]
-[--out docs/results/chat-latency/README.md]``.
+[--strategy ras+,ras+:+vote] [--out docs/results/chat-latency/README.md]``.
 
 Each graph gets one scripted conversation of follow-up questions (the second and
 later turns refer to earlier results, as a user of ``cypherturn chat`` would
 type them), played through :class:`cypherturn.api.ChatSession` with the
-defaults of ``cypherturn chat``: ``ras+`` with budget 5, the answer in words,
+defaults of ``cypherturn chat``: ``ras+`` with budget 5 (or each ``--strategy`` in
+turn, side by side in one process, each with its own fresh prefix cache), the answer in words,
 the conversation so far as context, the model given by ``--model`` (default: the
 strongest local model installed, as ``cypherturn chat`` picks it). The model is
 loaded once, before the first turn, and that load is timed apart; the disk
@@ -57,6 +58,7 @@ CONVERSATIONS: dict[str, tuple[str, ...]] = {
 class Turn:
     """One measured chat turn (seconds throughout)."""
 
+    strategy: str
     graph: str
     index: int
     question: str
@@ -84,12 +86,13 @@ class _FirstToken:
             self.at = time.perf_counter() - self.start
 
 
-def _play(graph: str, questions: tuple[str, ...], model: object) -> list[Turn]:
+def _play(graph: str, questions: tuple[str, ...], model: object, strategy: str) -> list[Turn]:
     """Play one conversation on ``graph`` with the loaded ``model``; one :class:`Turn` per question."""
     from cypherturn import api
 
     turns: list[Turn] = []
-    with api.ChatSession(api.ChatConfig(graph=graph, seed=0), model=model) as chat:  # type: ignore[arg-type]
+    config = api.ChatConfig(graph=graph, seed=0, strategy=strategy)
+    with api.ChatSession(config, model=model) as chat:  # type: ignore[arg-type]
         for question in questions:
             started = time.perf_counter()
             cypher, words = _FirstToken(started), _FirstToken(started)
@@ -98,6 +101,7 @@ def _play(graph: str, questions: tuple[str, ...], model: object) -> list[Turn]:
             attempts = turn.strategy.attempts if turn.strategy is not None else []
             turns.append(
                 Turn(
+                    strategy=strategy,
                     graph=graph,
                     index=turn.index,
                     question=question,
@@ -114,7 +118,7 @@ def _play(graph: str, questions: tuple[str, ...], model: object) -> list[Turn]:
                 )
             )
             print(
-                f"{graph} turn {turn.index}: {seconds:5.1f} s ({turn.outcome}) {question}",
+                f"{strategy} {graph} turn {turn.index}: {seconds:5.1f} s ({turn.outcome}) {question}",
                 file=sys.stderr,
                 flush=True,
             )
@@ -140,13 +144,34 @@ def _summary(name: str, turns: list[Turn]) -> str:
     )
 
 
+def _ratios(strategies: list[str], turns: list[Turn]) -> list[str]:
+    """How many times faster the first strategy's median turn is than each other's, same run."""
+    if len(strategies) < 2:
+        return []
+    lines = [""]
+    first = strategies[0]
+    for other in strategies[1:]:
+        for name, keep in (("all turns", lambda t: True), ("follow-ups", lambda t: t.index > 1)):
+            mine = statistics.median(t.seconds for t in turns if t.strategy == first and keep(t))
+            theirs = statistics.median(t.seconds for t in turns if t.strategy == other and keep(t))
+            lines.append(
+                f"Median {name}: `{first}` {mine:.1f} s, `{other}` {theirs:.1f} s: "
+                f"{theirs / mine:.2f}x faster, same run."
+            )
+    return lines
+
+
 def main() -> None:
     """Play the conversations, print the per-turn and summary tables, optionally write them."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--model", default=None, help="Model spec (default: as `cypherturn chat`).")
     parser.add_argument("--graphs", default=",".join(CONVERSATIONS), help="Comma-separated graphs.")
+    parser.add_argument(
+        "--strategy", default="ras+", help="Comma-separated strategies, played side by side."
+    )
     parser.add_argument("--out", type=Path, default=None, help="Also write the tables here.")
     args = parser.parse_args()
+    strategies = [s for s in args.strategy.split(",") if s]
     graphs = [g for g in args.graphs.split(",") if g]
     unknown = [g for g in graphs if g not in CONVERSATIONS]
     if unknown:
@@ -158,43 +183,55 @@ def main() -> None:
     from cypherturn.models import CACHE_DIR_ENV, load_model
 
     spec = args.model or api.ChatConfig().model
-    with tempfile.TemporaryDirectory() as cache:
-        os.environ[CACHE_DIR_ENV] = cache
+    load_average = os.getloadavg()
+    turns: list[Turn] = []
+    with tempfile.TemporaryDirectory() as caches:
+        os.environ[CACHE_DIR_ENV] = str(Path(caches) / "load")
         model = load_model(spec)
         started = time.perf_counter()
         load = getattr(model, "load", None)
         if callable(load):
             load()
         load_s = time.perf_counter() - started
-        turns = [t for g in graphs for t in _play(g, CONVERSATIONS[g], model)]
+        for strategy in strategies:
+            # each strategy's first turn on a graph evaluates its prefix, as a new chat does
+            os.environ[CACHE_DIR_ENV] = str(Path(caches) / strategy.replace(":", "_"))
+            turns += [t for g in graphs for t in _play(g, CONVERSATIONS[g], model, strategy)]
 
     lines = [
-        f"Model `{model.spec}` (loaded in {load_s:.1f} s, not counted), strategy ras+@5, "
+        f"Model `{model.spec}` (loaded in {load_s:.1f} s, not counted), strategies "
+        f"{', '.join(f'{s}@5' for s in strategies)} played one after the other in one process, "
         f"{os.cpu_count()} cores, {platform.machine()}, load average before "
-        f"{' '.join(f'{x:.1f}' for x in os.getloadavg())}.",
+        f"{' '.join(f'{x:.1f}' for x in load_average)}.",
         "",
-        "| graph | turn | question | outcome | turn s | first Cypher token s | "
+        "| strategy | graph | turn | question | outcome | turn s | first Cypher token s | "
         "first answer token s | Cypher model s | answer s | model calls | answer |",
-        "|---|---:|---|---|---:|---:|---:|---:|---:|---:|---|",
+        "|---|---|---:|---|---|---:|---:|---:|---:|---:|---:|---|",
     ]
     lines += [
-        f"| {t.graph} | {t.index} | {t.question} | {t.outcome} | {t.seconds:.1f} | "
+        f"| {t.strategy} | {t.graph} | {t.index} | {t.question} | {t.outcome} | {t.seconds:.1f} | "
         f"{_fmt(t.first_cypher_s)} | {_fmt(t.first_answer_s)} | {t.cypher_model_s:.1f} | "
         f"{t.answer_s:.1f} | {t.calls} | {t.answer_source} |"
         for t in turns
     ]
     lines += [
         "",
-        "| turns | n | median turn s | p90 turn s | median Cypher model s | median answer s | "
-        "median first answer token s |",
+        "| strategy, turns | n | median turn s | p90 turn s | median Cypher model s | "
+        "median answer s | median first answer token s |",
         "|---|---:|---:|---:|---:|---:|---:|",
-        _summary("all", turns),
-        _summary("first of a graph", [t for t in turns if t.index == 1]),
-        _summary("follow-ups", [t for t in turns if t.index > 1]),
     ]
+    for strategy in strategies:
+        played = [t for t in turns if t.strategy == strategy]
+        lines += [
+            _summary(f"{strategy}, all", played),
+            _summary(f"{strategy}, first of a graph", [t for t in played if t.index == 1]),
+            _summary(f"{strategy}, follow-ups", [t for t in played if t.index > 1]),
+        ]
+    lines += _ratios(strategies, turns)
     lines += ["", "What each turn ran and answered:", ""]
     lines += [
-        f"- {t.graph} {t.index}: `{' '.join(t.query.split())}` -> {' '.join(t.answer.split())[:300]}"
+        f"- {t.strategy} {t.graph} {t.index}: `{' '.join(t.query.split())}` -> "
+        f"{' '.join(t.answer.split())[:300]}"
         for t in turns
     ]
     text = "\n".join(lines)
