@@ -17,11 +17,11 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from types import ModuleType
 
 import numpy as np
 from numpy.typing import NDArray
 from pydantic import BaseModel
-from scipy import stats
 
 from cypherturn.errors import ConfigError
 from cypherturn.metrics._registry import get_metric
@@ -118,6 +118,14 @@ def _ratio(
     return np.asarray(np.sum(sums, axis=axis) / np.sum(counts, axis=axis))
 
 
+def _scipy_stats() -> ModuleType:
+    """``scipy.stats``, imported at the first interval: it costs about 0.6 s, which every
+    command paid at start-up while few compute an interval."""
+    from scipy import stats
+
+    return stats
+
+
 def _session_bootstrap(
     data: tuple[NDArray[np.float64], ...],
     statistic: Callable[..., NDArray[np.float64]],
@@ -134,7 +142,7 @@ def _session_bootstrap(
         ``(low, high, distribution)``: the percentile CI of ``statistic`` and its
         ``n_resamples`` bootstrap values.
     """
-    res = stats.bootstrap(
+    res = _scipy_stats().bootstrap(
         data,
         statistic,
         paired=True,
@@ -310,7 +318,11 @@ def wilson_interval(successes: int, n: int, *, confidence: float = 0.95) -> Prop
     """
     if n < 1 or not 0 <= successes <= n:
         raise ConfigError(f"a proportion needs 0 <= successes <= n and n >= 1, got {successes}/{n}")
-    ci = stats.binomtest(successes, n).proportion_ci(confidence_level=confidence, method="wilson")
+    ci = (
+        _scipy_stats()
+        .binomtest(successes, n)
+        .proportion_ci(confidence_level=confidence, method="wilson")
+    )
     return ProportionInterval(
         estimate=successes / n,
         low=float(ci.low),
@@ -375,7 +387,7 @@ def paired_difference(
         low = high = observed
         p_value = 1.0 if observed == 0 else 0.0
     else:
-        res = stats.bootstrap(
+        res = _scipy_stats().bootstrap(
             (diffs,),
             np.mean,
             n_resamples=n_resamples,
@@ -434,12 +446,12 @@ def spearman(x: Mapping[str, float], y: Mapping[str, float]) -> RankCorrelation:
         raise ConfigError(f"Spearman's rho needs at least 3 shared items, found {len(items)}")
     xs = np.asarray([x[i] for i in items], dtype=float)
     ys = np.asarray([y[i] for i in items], dtype=float)
-    res = stats.spearmanr(xs, ys)
+    res = _scipy_stats().spearmanr(xs, ys)
     loo: dict[str, float] = {}
     if len(items) >= 4:
         for k, item in enumerate(items):
             mask = np.arange(len(items)) != k
-            loo[item] = float(stats.spearmanr(xs[mask], ys[mask]).statistic)
+            loo[item] = float(_scipy_stats().spearmanr(xs[mask], ys[mask]).statistic)
     values = list(loo.values())
     return RankCorrelation(
         rho=float(res.statistic),

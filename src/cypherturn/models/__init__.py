@@ -39,7 +39,6 @@ from cypherturn.models._load import (
     load_model,
     resolve_model_spec,
 )
-from cypherturn.models._openai import OpenAIChatModel
 from cypherturn.models._packs import (
     MODEL_PACKS,
     CacheState,
@@ -58,6 +57,7 @@ from cypherturn.models._retry import NO_RETRY, RetryPolicy, call_with_retries
 
 if TYPE_CHECKING:
     from cypherturn.models._grammar_sampling import RejectionLlama
+    from cypherturn.models._openai import OpenAIChatModel
 
 __all__ = [
     "CACHE_DIR_ENV",
@@ -104,9 +104,14 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    """`RejectionLlama` on first use (it imports llama.cpp, about 0.2 s)."""
+    """`RejectionLlama` (it imports llama.cpp, about 0.2 s) and `OpenAIChatModel` (the
+    OpenAI client, about 0.8 s) on first use: every command paid them at start-up."""
     if name == "RejectionLlama":
         from cypherturn.models._grammar_sampling import RejectionLlama
 
         return RejectionLlama
+    if name == "OpenAIChatModel":
+        from cypherturn.models._openai import OpenAIChatModel
+
+        return OpenAIChatModel
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

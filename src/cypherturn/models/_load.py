@@ -9,7 +9,6 @@ from typing import Any
 from cypherturn.errors import ConfigError, ModelUnavailableError
 from cypherturn.models._base import ChatModel
 from cypherturn.models._gguf import GGUFChatModel
-from cypherturn.models._openai import OpenAIChatModel
 from cypherturn.models._packs import MODEL_PACKS, ModelPack, ensure_model_file, strongest_installed
 from cypherturn.models._replay import ReplayChatModel
 
@@ -112,6 +111,9 @@ def load_model(spec: str, **options: Any) -> ChatModel:
         _check_options(GGUFChatModel, options, spec)
         return GGUFChatModel(rest, spec=spec, **options)
     if scheme == "openai":
+        # the OpenAI client costs ~0.8 s to import: only an `openai:` model pays it
+        from cypherturn.models._openai import OpenAIChatModel
+
         _check_options(OpenAIChatModel, options, spec)
         return OpenAIChatModel(rest, **options)
     _check_options(ReplayChatModel.from_file, options, spec)

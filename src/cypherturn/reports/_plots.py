@@ -8,20 +8,20 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING
 
-import matplotlib
-
-matplotlib.use("Agg")
-
-import matplotlib.pyplot as plt
 import numpy as np
-from matplotlib.figure import Figure
 
 from cypherturn.metrics import qer_scaling
 from cypherturn.records import BASE_VARIANT
 from cypherturn.reports._build import Report, system_label
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 __all__ = [
     "PLOT_FILES",
@@ -43,10 +43,25 @@ PLOT_FILES = {
 """Plot name -> file name inside the report's ``plots/`` folder."""
 
 
+@functools.cache
+def _pyplot() -> ModuleType:
+    """matplotlib's pyplot on the Agg backend, imported at the first plot.
+
+    Importing it costs about 0.4 s, which every ``cypherturn`` command paid at
+    start-up while only ``report`` draws.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot
+
+    return matplotlib.pyplot
+
+
 def _save(fig: Figure, path: Path) -> Path:
     fig.tight_layout()
     fig.savefig(path, dpi=120)
-    plt.close(fig)
+    _pyplot().close(fig)
     return path
 
 
@@ -59,7 +74,7 @@ def plot_ex_vs_budget(report: Report, path: Path) -> Path | None:
     series = report.budget_series
     if not series:
         return None
-    fig, ax = plt.subplots(figsize=(7, 4.5))
+    fig, ax = _pyplot().subplots(figsize=(7, 4.5))
     for model, points in sorted(series.items()):
         budgets = sorted(points)
         ex = np.array([points[b][0] for b in budgets])
@@ -85,9 +100,9 @@ def plot_turn_position(report: Report, path: Path) -> Path | None:
     """
     if not report.ex_by_position:
         return None
-    fig, (ax_ex, ax_cer) = plt.subplots(1, 2, figsize=(11, 4.5))
+    fig, (ax_ex, ax_cer) = _pyplot().subplots(1, 2, figsize=(11, 4.5))
     models = sorted({s.model for s in report.summaries})
-    colours = {m: plt.get_cmap("tab10")(i % 10) for i, m in enumerate(models)}
+    colours = {m: _pyplot().get_cmap("tab10")(i % 10) for i, m in enumerate(models)}
     # Base-variant agentic runs at the smallest budget only, as in CypherTurn Figures 6 and 8:
     # one pair per model.
     smallest: dict[str, int] = {}
@@ -119,7 +134,7 @@ def plot_turn_position(report: Report, path: Path) -> Path | None:
         ax.set_ylim(0, 1.05)
         ax.grid(alpha=0.3)
         ax.set_title(f"{name} per turn position")
-        ax.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
+        ax.xaxis.set_major_locator(_pyplot().MaxNLocator(integer=True))
     ax_ex.legend(fontsize=7)
     return _save(fig, path)
 
@@ -133,7 +148,9 @@ def plot_qer_scaling(report: Report, path: Path) -> Path | None:
     datasets = sorted({c.dataset for c in report.qer_curves})
     if not datasets:
         return None
-    fig, axes = plt.subplots(1, len(datasets), figsize=(4.5 * len(datasets), 4), squeeze=False)
+    fig, axes = _pyplot().subplots(
+        1, len(datasets), figsize=(4.5 * len(datasets), 4), squeeze=False
+    )
     for ax, dataset in zip(axes[0], datasets, strict=True):
         for strategy, colour in (("is", "tab:blue"), ("ras", "tab:red")):
             curve = qer_scaling(report.qer_curves, dataset, strategy)
@@ -169,7 +186,7 @@ def plot_ask_accuracy(report: Report, path: Path) -> Path | None:
     points = report.ask_points
     if not points:
         return None
-    fig, ax = plt.subplots(figsize=(9, 1.4 + 0.6 * len(points)))
+    fig, ax = _pyplot().subplots(figsize=(9, 1.4 + 0.6 * len(points)))
     metrics = [
         ("executable", "executable", "tab:gray"),
         ("ex", "EX", "tab:blue"),
