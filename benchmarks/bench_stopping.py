@@ -238,8 +238,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         pooled: list[_Question] = []
         for run_dir, config, questions in sets:
             title = f"{run_dir} ({config['ask_set']}, {config['split']} data, n={len(questions)})"
-            _print(title, _table(questions, scorer))
             results[str(run_dir)] = _table(questions, scorer)
+            _print(title, results[str(run_dir)])
             pooled += questions
         if len(sets) > 1:
             rows = _table(pooled, scorer)

@@ -32,7 +32,7 @@ def test_bundled_model_run(dataset_engine: Callable[[str], GraphEngine], tmp_pat
         strategies=["is", "ras"],
         model="smollm2-135m",
         budget=3,
-        runs=3,
+        runs=2,
         temperature=0.9,
         max_tokens=MAX_TOKENS,
         questions_per_tier=2,
@@ -46,9 +46,9 @@ def test_bundled_model_run(dataset_engine: Callable[[str], GraphEngine], tmp_pat
         {"healthcare": qs},
         out,
     )
-    assert (summary.planned, summary.ran) == (12, 12)
+    assert (summary.planned, summary.ran) == (8, 8)
     run = read_run(out)
-    assert len(run.episodes) == 12
+    assert len(run.episodes) == 8
     for episode in run.episodes:
         assert episode.model == "smollm2-135m" and 1 <= len(episode.attempts) <= 3
         assert all(
@@ -61,7 +61,7 @@ def test_bundled_model_run(dataset_engine: Callable[[str], GraphEngine], tmp_pat
         first.setdefault((e.question_id, e.run_index), set()).add(e.attempts[0].prompt_tokens)
     assert all(len(sizes) == 1 for sizes in first.values())
     for curve in qer_curves(run.episodes):
-        assert curve.runs == 3 and curve.questions == 2
+        assert curve.runs == 2 and curve.questions == 2
         for per_run in curve.per_run:
             assert all(later <= earlier for earlier, later in itertools.pairwise(per_run))
     tables = {t.name: t for t in build_report([run]).tables}

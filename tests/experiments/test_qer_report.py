@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,15 @@ from typer.testing import CliRunner
 from cypherturn.cli import app
 from cypherturn.cli._app import console
 from cypherturn.errors import ConfigError
-from cypherturn.experiments import MIN_QUESTION_CHARS, QUESTION_ENDINGS, load_question_set
+from cypherturn.experiments import (
+    MIN_QUESTION_CHARS,
+    QUESTION_ENDINGS,
+    TOKENS_PER_QUESTION,
+    generate_model_questions,
+    load_question_set,
+)
+from cypherturn.graph import GraphEngine
+from cypherturn.models import ReplayChatModel
 from cypherturn.records import ATTEMPTS_FILE, read_run
 from cypherturn.reports import build_report, write_report
 
@@ -137,6 +146,24 @@ def test_cli_generate_appends_model_questions(tmp_path: Path) -> None:
     assert added[0].question == "Which clients made a payment to a merchant?"
     missing_out = runner.invoke(app, [*args, "--model", f"replay:{replies}"])
     assert isinstance(missing_out.exception, ConfigError)
+
+
+def test_the_writing_budget_follows_the_count(
+    dataset_engine: Callable[[str], GraphEngine],
+) -> None:
+    engine = dataset_engine("fraud")
+    qs = load_question_set("fraud")
+    line = "Which clients made a payment to a merchant?"
+    model = ReplayChatModel([line] * 4)
+    generate_model_questions(qs, model, engine, tiers=("easy",), count=3)
+    generate_model_questions(qs, model, engine, tiers=("easy",), count=1)
+    generate_model_questions(qs, model, engine, tiers=("easy",), count=3, max_tokens=700)
+    budgets = [s["max_tokens"] for s in model.settings]
+    assert 3 * TOKENS_PER_QUESTION <= budgets[0] < 512  # three questions' worth, not a page
+    assert budgets[1] == budgets[0] - 2 * TOKENS_PER_QUESTION
+    assert budgets[2] == 700
+    with pytest.raises(ConfigError, match="max_tokens"):
+        generate_model_questions(qs, model, engine, count=1, max_tokens=0)
 
 
 def test_cli_generate_with_the_bundled_model(tmp_path: Path) -> None:

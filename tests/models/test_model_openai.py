@@ -11,7 +11,7 @@ import json
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -22,6 +22,7 @@ from cypherturn.errors import (
     ConfigError,
     ContextLengthError,
     ModelResponseError,
+    ModelTransientError,
     ModelUnavailableError,
 )
 from cypherturn.models import (
@@ -79,6 +80,7 @@ class ChatServer:
     requests: list[dict[str, Any]] = field(default_factory=list)
     headers: list[dict[str, str]] = field(default_factory=list)
     base_url: str = ""
+    stop: Callable[[], None] = lambda: None
 
     def next_reply(self) -> Reply:
         return self.script.pop(0) if len(self.script) > 1 else self.script[0]
@@ -113,11 +115,16 @@ def server() -> Iterator[ChatServer]:
     thread = threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True)
     thread.start()
     state.base_url = f"http://127.0.0.1:{httpd.server_address[1]}/v1"
+
+    def stop() -> None:
+        httpd.shutdown()
+        httpd.server_close()
+
+    state.stop = stop
     try:
         yield state
     finally:
-        httpd.shutdown()
-        httpd.server_close()
+        stop()
 
 
 MESSAGES = [
@@ -186,7 +193,7 @@ def test_persistent_server_error_is_unavailable_after_retries(server: ChatServer
     assert len(server.requests) == 2
 
 
-def test_unreachable_port_is_a_clear_unavailable_error() -> None:
+def test_unreachable_port_is_a_clear_unavailable_error_without_retries() -> None:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
@@ -197,7 +204,22 @@ def test_unreachable_port_is_a_clear_unavailable_error() -> None:
 
     with pytest.raises(
         ModelUnavailableError, match=r"cannot connect to .*127\.0\.0\.1.* is the server running"
-    ):
+    ) as raised:
+        model.chat(MESSAGES)
+    # nothing listens there: a retry would only repeat the message later
+    assert not isinstance(raised.value, ModelTransientError)
+    assert "gave up" not in str(raised.value)
+
+
+def test_a_refused_connection_after_an_answer_is_retried(server: ChatServer) -> None:
+    server.script = [Reply(200, completion("RETURN 1"))]
+    model = OpenAIChatModel(
+        "test-model", base_url=server.base_url, retry=RetryPolicy(attempts=2, initial_delay_s=0.0)
+    )
+    assert model.chat(MESSAGES).text == "RETURN 1"
+    server.stop()  # the server restarts: the endpoint has answered before
+
+    with pytest.raises(ModelTransientError, match=r"cannot connect .*gave up after 1 retries"):
         model.chat(MESSAGES)
 
 

@@ -68,6 +68,7 @@ from cypherturn.experiments._modelgen import (
     MODEL_GENERATOR_VERSION,
     QUESTION_ENDINGS,
     TIER_DEFINITIONS,
+    TOKENS_PER_QUESTION,
     generate_model_questions,
     sample_subgraph,
 )
@@ -125,6 +126,7 @@ __all__ = [
     "TEMPLATES",
     "TIERS",
     "TIER_DEFINITIONS",
+    "TOKENS_PER_QUESTION",
     "TRANSCRIPTS_FILE",
     "AnswerStatus",
     "AskFailure",

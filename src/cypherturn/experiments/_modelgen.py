@@ -13,17 +13,19 @@ from __future__ import annotations
 import json
 import random
 import re
+from typing import cast
 
 from cypherturn.errors import ConfigError
 from cypherturn.experiments._questions import TIERS, Question, QuestionSet
 from cypherturn.graph import GraphEngine, render_schema_prompt
-from cypherturn.models import ChatMessage, ChatModel
+from cypherturn.models import ChatMessage, ChatModel, GuardedChatModel
 
 __all__ = [
     "MIN_QUESTION_CHARS",
     "MODEL_GENERATOR_VERSION",
     "QUESTION_ENDINGS",
     "TIER_DEFINITIONS",
+    "TOKENS_PER_QUESTION",
     "generate_model_questions",
     "sample_subgraph",
 ]
@@ -43,6 +45,12 @@ MIN_QUESTION_CHARS = 15
 
 QUESTION_ENDINGS = "?."
 """Characters a kept question may end with (models write requests as well as questions)."""
+
+TOKENS_PER_QUESTION = 48
+"""Generation budget per asked-for question, tokens: a question line is rarely over 40."""
+
+_PREAMBLE_TOKENS = 64
+"""Budget for what a model writes before its first question ("Here are ...")."""
 
 _LINE = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)])?\s*(.+?)\s*$")
 
@@ -104,7 +112,7 @@ def generate_model_questions(
     count: int = 5,
     seed: int = 0,
     temperature: float = 0.7,
-    max_tokens: int = 512,
+    max_tokens: int | None = None,
 ) -> QuestionSet:
     """Ask a model for ``count`` more questions per tier and append them to a copy of ``qs``.
 
@@ -115,18 +123,25 @@ def generate_model_questions(
         tiers: the tiers to write questions for.
         count: questions asked for per tier (the model may write fewer; duplicates are dropped).
         seed: sampling seed for the subgraph and the model.
-        temperature / max_tokens: decoding settings.
+        temperature: sampling temperature.
+        max_tokens: most tokens per tier; ``None``: ``count`` questions'
+            worth (:data:`TOKENS_PER_QUESTION` each, plus a preamble's).
+            Models with decoding guards also stop at a runaway repetition
+            (small models repeat one line until the budget runs out), so a
+            tier costs what its questions cost, not the whole budget.
 
     Returns:
         A new set with the model's questions (ids ``<prefix>_<tier>_mNN``) appended.
 
     Raises:
-        ConfigError: unknown tier or count < 1.
+        ConfigError: unknown tier, count < 1 or max_tokens < 1.
         ModelError: the model failed.
         QueryError, EngineConnectionError: the graph could not be read.
     """
     if count < 1:
         raise ConfigError(f"count must be at least 1, got {count}")
+    if max_tokens is not None and max_tokens < 1:
+        raise ConfigError(f"max_tokens must be at least 1, got {max_tokens}")
     unknown = [t for t in tiers if t not in TIERS]
     if unknown:
         raise ConfigError(f"unknown tier(s) {', '.join(unknown)}; choose from {', '.join(TIERS)}")
@@ -135,14 +150,25 @@ def generate_model_questions(
     prefix = qs.questions[0].id.split("_", 1)[0] if qs.questions else qs.dataset
     added: list[Question] = []
     chosen = [t for t in TIERS if t in tiers]
+    budget = (
+        max_tokens if max_tokens is not None else TOKENS_PER_QUESTION * count + _PREAMBLE_TOKENS
+    )
     for offset, tier in enumerate(chosen):
         samples = sample_subgraph(engine, seed=seed + offset)
-        response = model.chat(
-            _prompt(schema_text, samples, tier, count),
-            temperature=temperature,
-            max_tokens=max_tokens,
-            seed=seed + offset,
-        )
+        messages = _prompt(schema_text, samples, tier, count)
+        if model.supports_decoding_guards:
+            # the property is the model's promise that its chat takes the guards
+            response = cast(GuardedChatModel, model).chat(
+                messages,
+                temperature=temperature,
+                max_tokens=budget,
+                seed=seed + offset,
+                repetition_guard=True,
+            )
+        else:
+            response = model.chat(
+                messages, temperature=temperature, max_tokens=budget, seed=seed + offset
+            )
         number = sum(1 for q in qs.questions if q.tier == tier and q.source == "model")
         for text in _parse(response.text)[:count]:
             if text in known:

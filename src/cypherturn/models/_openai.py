@@ -6,6 +6,7 @@ import json
 import logging
 import os
 import re
+import socket
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -80,6 +81,22 @@ def _wire(message: ChatMessage) -> dict[str, Any]:
     if message.tool_call_id is not None:
         out["tool_call_id"] = message.tool_call_id
     return out
+
+
+def _never_connected(error: openai.APIConnectionError) -> bool:
+    """Whether the request failed to open a connection at all (refused, or no such host).
+
+    Read from the exception chain's operating-system error (the SDK wraps its
+    HTTP library's error, which wraps the socket's), so it does not depend on
+    which HTTP library the SDK ships with. A connection that broke after it
+    was opened (a reset) is not this.
+    """
+    cause: BaseException | None = error
+    while cause is not None:
+        if isinstance(cause, ConnectionRefusedError | socket.gaierror):
+            return True
+        cause = cause.__cause__ or cause.__context__
+    return False
 
 
 def _retry_after_s(error: openai.APIStatusError) -> float | None:
@@ -168,6 +185,8 @@ class OpenAIChatModel:
         self._client = openai.OpenAI(
             api_key=key, base_url=self._base_url, timeout=timeout_s, max_retries=0
         )
+        # whether any request has reached the endpoint (see _attempt: first contact fails fast)
+        self._reached = False
 
     @property
     def spec(self) -> str:
@@ -296,7 +315,7 @@ class OpenAIChatModel:
             # `chat.completions.create`) skips create's recursive TypedDict
             # transform of the messages, which our plain dicts do not need: 28% of the
             # benchmark runner's CPU per call (benchmarks/bench_harness_overhead.py).
-            return (
+            completion = (
                 client.post("/chat/completions", body=body, cast_to=ChatCompletion)
                 if on_token is None
                 else self._streamed(body, forward, client)
@@ -318,6 +337,11 @@ class OpenAIChatModel:
             )
             if passed_on:
                 raise ModelUnavailableError(f"{message}, in the middle of a stream") from e
+            if not timed_out and not self._reached and _never_connected(e):
+                # Nothing listens there (a wrong URL, a server not started): retrying
+                # only makes the user wait 15 s for the same message. Once the
+                # endpoint has answered, a refused connection is a restart: retried.
+                raise ModelUnavailableError(message) from e
             raise ModelTransientError(message) from e
         except (openai.AuthenticationError, openai.PermissionDeniedError) as e:
             raise ModelUnavailableError(
@@ -330,6 +354,7 @@ class OpenAIChatModel:
                 f"(HTTP 404): {e.message}"
             ) from e
         except openai.APIStatusError as e:
+            self._reached = True
             if e.status_code >= 500 or e.status_code in _TRANSIENT_STATUS:
                 raise ModelTransientError(
                     f"{self.spec}: {self.base_url} failed with HTTP {e.status_code}: {e.message}",
@@ -352,6 +377,8 @@ class OpenAIChatModel:
             raise ModelResponseError(
                 f"{self.spec}: malformed answer from {self.base_url}: {e.message}"
             ) from e
+        self._reached = True
+        return completion
 
     def _streamed(
         self,

@@ -4,7 +4,9 @@ Every model call in cypherturn (the protocols' action loop, the IS, RAS and
 grounded strategies, the user simulator, QER runs) goes through a model built
 here, so they share one policy. Only :class:`~cypherturn.errors.ModelTransientError`
 is retried: connection errors, timeouts and HTTP 408/409/429/5xx of an
-OpenAI-compatible endpoint. A refused request (other 4xx), a malformed answer,
+OpenAI-compatible endpoint. A connection refused (or a host not found) before
+the endpoint ever answered is not: nothing listens at that URL, and the user
+gets the message at once instead of after 15 s of backoff. A refused request (other 4xx), a malformed answer,
 a prompt longer than the context window and any failure of an in-process GGUF
 model are raised at once. The waiting and stopping are tenacity's.
 """
