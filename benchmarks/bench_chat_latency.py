@@ -181,6 +181,7 @@ def main() -> None:
 
     from cypherturn import api
     from cypherturn.models import CACHE_DIR_ENV, load_model
+    from cypherturn.models._gguf_load import _CACHE
 
     spec = args.model or api.ChatConfig().model
     load_average = os.getloadavg()
@@ -194,8 +195,13 @@ def main() -> None:
             load()
         load_s = time.perf_counter() - started
         for strategy in strategies:
-            # each strategy's first turn on a graph evaluates its prefix, as a new chat does
+            # Each strategy's first turn on a graph evaluates its prefix, as a new chat
+            # does: an empty disk cache, a model object that has not opened one yet, and
+            # a context that holds no earlier prompt.
             os.environ[CACHE_DIR_ENV] = str(Path(caches) / strategy.replace(":", "_"))
+            model = load_model(spec)
+            for loaded in _CACHE.values():
+                loaded.llama.reset()
             turns += [t for g in graphs for t in _play(g, CONVERSATIONS[g], model, strategy)]
 
     lines = [

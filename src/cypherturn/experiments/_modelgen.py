@@ -18,7 +18,7 @@ from typing import cast
 from cypherturn.errors import ConfigError
 from cypherturn.experiments._questions import TIERS, Question, QuestionSet
 from cypherturn.graph import GraphEngine, render_schema_prompt
-from cypherturn.models import ChatMessage, ChatModel, GuardedChatModel
+from cypherturn.models import ChatMessage, ChatModel, ChatResponse, GuardedChatModel
 
 __all__ = [
     "MIN_QUESTION_CHARS",
@@ -103,6 +103,18 @@ def _parse(text: str) -> list[str]:
     return found
 
 
+def _write(
+    model: ChatModel, messages: list[ChatMessage], temperature: float, budget: int, seed: int
+) -> ChatResponse:
+    """One tier's completion; a model with decoding guards stops at a runaway repetition."""
+    if model.supports_decoding_guards:
+        # the property is the model's promise that its chat takes the guards
+        return cast(GuardedChatModel, model).chat(
+            messages, temperature=temperature, max_tokens=budget, seed=seed, repetition_guard=True
+        )
+    return model.chat(messages, temperature=temperature, max_tokens=budget, seed=seed)
+
+
 def generate_model_questions(
     qs: QuestionSet,
     model: ChatModel,
@@ -156,19 +168,7 @@ def generate_model_questions(
     for offset, tier in enumerate(chosen):
         samples = sample_subgraph(engine, seed=seed + offset)
         messages = _prompt(schema_text, samples, tier, count)
-        if model.supports_decoding_guards:
-            # the property is the model's promise that its chat takes the guards
-            response = cast(GuardedChatModel, model).chat(
-                messages,
-                temperature=temperature,
-                max_tokens=budget,
-                seed=seed + offset,
-                repetition_guard=True,
-            )
-        else:
-            response = model.chat(
-                messages, temperature=temperature, max_tokens=budget, seed=seed + offset
-            )
+        response = _write(model, messages, temperature, budget, seed + offset)
         number = sum(1 for q in qs.questions if q.tier == tier and q.source == "model")
         for text in _parse(response.text)[:count]:
             if text in known:

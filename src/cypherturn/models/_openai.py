@@ -18,6 +18,7 @@ from openai.types.chat import ChatCompletion, ChatCompletionChunk
 from cypherturn.errors import (
     ConfigError,
     ContextLengthError,
+    CypherTurnError,
     ModelResponseError,
     ModelTransientError,
     ModelUnavailableError,
@@ -291,6 +292,39 @@ class OpenAIChatModel:
         latency = time.perf_counter() - started
         return self._response(completion, latency).model_copy(update={"retries": retries})
 
+    def _no_answer(
+        self, error: openai.APIConnectionError, remaining: float | None, passed_on: bool
+    ) -> CypherTurnError:
+        """Our error for a request that got no answer (``APITimeoutError`` is a subclass).
+
+        Args:
+            error: the SDK's error.
+            remaining: the answer's time budget left when the request was sent, seconds.
+            passed_on: whether streamed text already reached the caller.
+        """
+        timed_out = isinstance(error, openai.APITimeoutError)
+        if timed_out and remaining is not None and remaining < self._timeout_s:
+            # the timeout was the budget's: what ran out is the answer's time
+            limits = current_limits()
+            limits.check(self.spec)
+            return TimeBudgetSpent(
+                f"{self.spec}: the time budget of the answer was spent waiting for {self.base_url}"
+            )
+        message = (
+            f"{self.spec}: no answer from {self.base_url} within the timeout"
+            if timed_out
+            else f"{self.spec}: cannot connect to {self.base_url} "
+            f"({error.__cause__ or error}); is the server running?"
+        )
+        if passed_on:
+            return ModelUnavailableError(f"{message}, in the middle of a stream")
+        if not timed_out and not self._reached and _never_connected(error):
+            # Nothing listens there (a wrong URL, a server not started): retrying
+            # only makes the user wait 15 s for the same message. Once the
+            # endpoint has answered, a refused connection is a restart: retried.
+            return ModelUnavailableError(message)
+        return ModelTransientError(message)
+
     def _attempt(self, body: dict[str, Any], on_token: Callable[[str], None] | None) -> Any:
         """One request; the SDK's errors mapped to ours (transient ones as :class:`ModelTransientError`)."""
         passed_on = False
@@ -321,28 +355,7 @@ class OpenAIChatModel:
                 else self._streamed(body, forward, client)
             )
         except (openai.APITimeoutError, openai.APIConnectionError) as e:
-            timed_out = isinstance(e, openai.APITimeoutError)
-            if timed_out and remaining is not None and remaining < self._timeout_s:
-                # the timeout was the budget's: what ran out is the answer's time
-                limits.check(self.spec)
-                raise TimeBudgetSpent(
-                    f"{self.spec}: the time budget of the answer was spent waiting for "
-                    f"{self.base_url}"
-                ) from e
-            message = (
-                f"{self.spec}: no answer from {self.base_url} within the timeout"
-                if timed_out
-                else f"{self.spec}: cannot connect to {self.base_url} "
-                f"({e.__cause__ or e}); is the server running?"
-            )
-            if passed_on:
-                raise ModelUnavailableError(f"{message}, in the middle of a stream") from e
-            if not timed_out and not self._reached and _never_connected(e):
-                # Nothing listens there (a wrong URL, a server not started): retrying
-                # only makes the user wait 15 s for the same message. Once the
-                # endpoint has answered, a refused connection is a restart: retried.
-                raise ModelUnavailableError(message) from e
-            raise ModelTransientError(message) from e
+            raise self._no_answer(e, remaining, passed_on) from e
         except (openai.AuthenticationError, openai.PermissionDeniedError) as e:
             raise ModelUnavailableError(
                 f"{self.spec}: {self.base_url} rejected the API key (HTTP {e.status_code}): "
