@@ -1,7 +1,12 @@
 """Seconds per ``chat`` turn with the default local model, split into Cypher and answer.
 
 Run: ``python benchmarks/bench_chat_latency.py [--model SPEC] [--graphs pole,healthcare]
-[--strategy ras+,ras+:+vote] [--out docs/results/chat-latency/README.md]``.
+[--strategy ras+,ras+:+vote,ras+@warm] [--out docs/results/chat-latency/README.md]``.
+
+A strategy written with ``@warm`` is played as ``cypherturn chat`` plays it: the
+session's :meth:`~cypherturn.api.ChatSession.warm` brings the prompt prefix into
+the model before the first question (the chat window does this while the user
+types), and its seconds are printed apart, not counted in any turn.
 
 Each graph gets one scripted conversation of follow-up questions (the second and
 later turns refer to earlier results, as a user of ``cypherturn chat`` would
@@ -86,13 +91,27 @@ class _FirstToken:
             self.at = time.perf_counter() - self.start
 
 
+WARM = "@warm"
+"""Suffix of a ``--strategy`` entry: call ``ChatSession.warm`` before the first question."""
+
+
 def _play(graph: str, questions: tuple[str, ...], model: object, strategy: str) -> list[Turn]:
     """Play one conversation on ``graph`` with the loaded ``model``; one :class:`Turn` per question."""
     from cypherturn import api
 
     turns: list[Turn] = []
-    config = api.ChatConfig(graph=graph, seed=0, strategy=strategy)
+    name = strategy.removesuffix(WARM)
+    config = api.ChatConfig(graph=graph, seed=0, strategy=name)
     with api.ChatSession(config, model=model) as chat:  # type: ignore[arg-type]
+        if strategy.endswith(WARM):
+            started = time.perf_counter()
+            tokens = chat.warm()
+            print(
+                f"{strategy} {graph} warm-up: {time.perf_counter() - started:5.1f} s, "
+                f"{tokens} prompt tokens (before the first question, as while the user types)",
+                file=sys.stderr,
+                flush=True,
+            )
         for question in questions:
             started = time.perf_counter()
             cypher, words = _FirstToken(started), _FirstToken(started)
@@ -145,18 +164,24 @@ def _summary(name: str, turns: list[Turn]) -> str:
 
 
 def _ratios(strategies: list[str], turns: list[Turn]) -> list[str]:
-    """How many times faster the first strategy's median turn is than each other's, same run."""
+    """The first strategy's median turn against each other's, and which is how many times faster."""
     if len(strategies) < 2:
         return []
     lines = [""]
     first = strategies[0]
     for other in strategies[1:]:
-        for name, keep in (("all turns", lambda t: True), ("follow-ups", lambda t: t.index > 1)):
+        kinds = (
+            ("all turns", lambda t: True),
+            ("first turns of a graph", lambda t: t.index == 1),
+            ("follow-ups", lambda t: t.index > 1),
+        )
+        for name, keep in kinds:
             mine = statistics.median(t.seconds for t in turns if t.strategy == first and keep(t))
             theirs = statistics.median(t.seconds for t in turns if t.strategy == other and keep(t))
+            faster, ratio = (first, theirs / mine) if mine <= theirs else (other, mine / theirs)
             lines.append(
                 f"Median {name}: `{first}` {mine:.1f} s, `{other}` {theirs:.1f} s: "
-                f"{theirs / mine:.2f}x faster, same run."
+                f"`{faster}` {ratio:.2f}x faster, same run."
             )
     return lines
 
@@ -198,7 +223,9 @@ def main() -> None:
             # Each strategy's first turn on a graph evaluates its prefix, as a new chat
             # does: an empty disk cache, a model object that has not opened one yet, and
             # a context that holds no earlier prompt.
-            os.environ[CACHE_DIR_ENV] = str(Path(caches) / strategy.replace(":", "_"))
+            os.environ[CACHE_DIR_ENV] = str(
+                Path(caches) / strategy.replace(":", "_").replace("@", "_")
+            )
             model = load_model(spec)
             for loaded in _CACHE.values():
                 loaded.llama.reset()

@@ -200,6 +200,35 @@ class ChatSession:
         self._engine, self._stack = engine, stack
         return self
 
+    def warm(self) -> int:
+        """Bring the first turn's prompt prefix into the model now, so that turn skips it.
+
+        The prefix is the strategy's attempt-1 context before the question: the
+        system prompt with the schema and the few-shot examples
+        (:meth:`~cypherturn.strategies.Strategy.initial_context`). An in-process
+        GGUF model takes its evaluated state from memory or the disk prefix
+        cache, or evaluates and stores it; other models have nothing to warm.
+        ``cypherturn chat`` calls this in the background while the user types.
+
+        Returns:
+            Prompt tokens the model now holds evaluated (0: a model without a
+            prefix cache).
+
+        Raises:
+            ConfigError: the session is not open.
+            ModelError: the model cannot be loaded.
+            CallAbandoned: the process is stopping.
+        """
+        engine, _, model = self._open()
+        warm = getattr(model, "warm", None)
+        if not callable(warm):
+            return 0
+        examples = schema_examples(self._schema) if self._schema is not None else []
+        messages = get_strategy(self.config.strategy).initial_context(
+            engine, "?", self._schema_text, self.config.strategy_config(), examples
+        )
+        return int(warm(messages))
+
     def close(self) -> None:
         """Close the engine (the transcript is already saved after every turn)."""
         if self._stack is not None:

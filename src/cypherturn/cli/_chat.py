@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextvars
+import logging
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -40,8 +43,11 @@ from cypherturn.cli._options import (
 from cypherturn.cli._signals import stoppable
 from cypherturn.errors import ConfigError, CypherTurnError, RunInterrupted
 from cypherturn.memory import DEFAULT_RECALL
+from cypherturn.models import call_limits, stop_calls
 
 __all__ = ["COMMANDS", "PROMPT", "chat"]
+
+logger = logging.getLogger(__name__)
 
 PROMPT = "you> "
 """The input prompt (tests wait for it)."""
@@ -164,10 +170,29 @@ def _chat(config: api.ChatConfig, resume: Path | None) -> None:
     )
     with console.status(f"Opening graph {config.graph} and model {config.model}..."):
         session.open()
+    # The prompt prefix is evaluated (or read from disk) while the user types. The
+    # thread runs under this context's call limits, so a stopping signal ends it,
+    # and so does the end of the conversation (no exit waits for a warm-up).
+    done = threading.Event()
+    warming = threading.Thread(
+        target=contextvars.copy_context().run, args=(_warm, session, done), daemon=True
+    )
+    warming.start()
     try:
         _converse(session)
     finally:
+        stop_calls(done)
+        warming.join()
         session.close()
+
+
+def _warm(session: api.ChatSession, done: threading.Event) -> None:
+    """:meth:`api.ChatSession.warm` until ``done``; a failure is left to the first turn to report."""
+    try:
+        with call_limits(stop=done):
+            session.warm()
+    except CypherTurnError as e:
+        logger.debug("warming the prompt prefix failed: %s", e)
 
 
 def _converse(session: api.ChatSession) -> None:

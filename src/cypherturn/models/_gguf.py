@@ -42,6 +42,7 @@ from cypherturn.models._prefix_cache import (
     DEFAULT_PREFIX_CACHE_BYTES,
     PrefixStore,
     Tokens,
+    common_prefix,
     model_key,
     prefix_cache_dir,
 )
@@ -224,6 +225,39 @@ class GGUFChatModel:
             ModelUnavailableError: llama.cpp cannot load the file.
         """
         return load_gguf(self._path, self._n_ctx, self._extra_buffer_types, self._context).load_s
+
+    def warm(self, messages: list[ChatMessage]) -> int:
+        """Bring the prefix of ``messages`` into the context now, so a later call skips it.
+
+        The prefix is what the disk prefix cache keys: every message before the
+        last user message (the system prompt and the few-shot examples; the last
+        message is a placeholder for the question to come). Its state is taken
+        from memory or the disk cache, or evaluated and stored, exactly as
+        :meth:`chat` would do first; nothing is generated. A chat window calls it
+        while the user types the first question.
+
+        Args:
+            messages: a context as a later :meth:`chat` will start (last: a user message).
+
+        Returns:
+            Prompt tokens whose state the context now holds (0: nothing to reuse).
+
+        Raises:
+            ModelUnavailableError: llama.cpp cannot load the file.
+            TimeBudgetSpent, CallAbandoned: as :meth:`chat` (the limits of the caller).
+        """
+        loaded = load_gguf(self._path, self._n_ctx, self._extra_buffer_types, self._context)
+        payload = wire_messages(messages, None)
+        limits = current_limits()
+        with limited_call(loaded.lock, loaded.abort, limits, self._spec):
+            prompt = render(loaded, payload)
+            if prompt is None:
+                return 0
+            reuse_prefix(
+                loaded, lambda: self._prefix_store_for(loaded), payload, prompt, self._spec
+            )
+            llama = loaded.llama
+            return common_prefix(llama.input_ids[: llama.n_tokens], prompt)
 
     def chat(
         self,

@@ -134,6 +134,30 @@ class GroundedStrategy:
             return "ras+"
         return "ras+:" + ",".join(self.parts.enabled())
 
+    def initial_context(
+        self,
+        engine: GraphEngine,
+        question: str,
+        schema_text: str,
+        config: StrategyConfig | None = None,
+        examples: Sequence[FewShotExample] = (),
+    ) -> list[ChatMessage]:
+        """See :meth:`~cypherturn.strategies.Strategy.initial_context`.
+
+        With the ``values`` part the schema text is rebuilt from the graph with
+        its stored values, and the graph's own examples replace the built ones
+        (recalled ones are kept). The ``link`` part's notes on the question's
+        values are added by :meth:`run`, after this context.
+        """
+        prompts = load_prompts((config or StrategyConfig()).prompt_version)
+        if self.parts.values:
+            index = graph_index(engine)
+            schema_text = index.schema_text(values=True)
+            recalled = [example for example in examples if example.recalled]
+            built = [example for example in examples if not example.recalled]
+            examples = [*(grounded_examples(index) or built), *recalled]
+        return prompts.initial_context(question, schema_text, examples)
+
     def run(
         self,
         model: ChatModel,
@@ -162,12 +186,7 @@ class GroundedStrategy:
         prompts = load_prompts(config.prompt_version)
         clock = TimeBudget(config.max_seconds)
         index = graph_index(engine)
-        if self.parts.values:
-            schema_text = index.schema_text(values=True)
-            recalled = [example for example in examples if example.recalled]
-            built = [example for example in examples if not example.recalled]
-            examples = [*(grounded_examples(index) or built), *recalled]
-        base = prompts.initial_context(question, schema_text, examples)
+        base = self.initial_context(engine, question, schema_text, config, examples)
         if self.parts.link:
             base = _with_text(base, render_links(link_values(question, index), index))
         grammar = self._grammar(model, index)

@@ -57,6 +57,25 @@ class Strategy(Protocol):
         """The strategy's name, recorded in results."""
         ...
 
+    def initial_context(
+        self,
+        engine: GraphEngine,
+        question: str,
+        schema_text: str,
+        config: StrategyConfig | None = None,
+        examples: Sequence[FewShotExample] = (),
+    ) -> list[ChatMessage]:
+        """The context of attempt 1 (C0 of RAS Algorithm 2), as :meth:`run` would build it.
+
+        Args are those of :meth:`run`. Everything before its last message is
+        the same for every question on a graph (the prompt prefix a model can
+        keep evaluated); the last message is the question.
+
+        Raises:
+            ConfigError: the config names an unknown prompt version.
+        """
+        ...
+
     def run(
         self,
         model: ChatModel,
@@ -107,6 +126,18 @@ class ScalingStrategy:
     reflect: bool
     single_pass: bool = False
     on_token: TokenCallback | None = None
+
+    def initial_context(
+        self,
+        engine: GraphEngine,
+        question: str,
+        schema_text: str,
+        config: StrategyConfig | None = None,
+        examples: Sequence[FewShotExample] = (),
+    ) -> list[ChatMessage]:
+        """See :meth:`Strategy.initial_context`."""
+        prompts = load_prompts((config or StrategyConfig()).prompt_version)
+        return prompts.initial_context(question, schema_text, examples)
 
     def run(
         self,
