@@ -766,7 +766,17 @@ def malformed_cases(root: Path) -> dict[str, tuple[list[str], str]]:
             "ftp://nowhere",
         ),
         "unreachable model URL": (
-            ["ask", "q", "--model", "openai:m", "--base-url", "http://127.0.0.1:9/v1"],
+            # the smallest bundled graph: the case is the model's URL, not the graph's load
+            [
+                "ask",
+                "q",
+                "--graph",
+                "fraud",
+                "--model",
+                "openai:m",
+                "--base-url",
+                "http://127.0.0.1:9/v1",
+            ],
             "http://127.0.0.1:9/v1",
         ),
         # an empty replay would fail on its first call: the question is refused before any
