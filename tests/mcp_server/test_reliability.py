@@ -13,6 +13,7 @@ from __future__ import annotations
 import statistics
 import time
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -22,6 +23,7 @@ from mcp.types import CallToolResult, TextContent
 
 from cypherturn.graph import GraphEngine
 from cypherturn.mcp_server import GraphService, build_server
+from cypherturn.models import CACHE_DIR_ENV, load_model
 
 # 10^10 rows between two clauses: the cost check lets it through (the engine's timeout
 # stops a stream of rows), so it runs until its timeout.
@@ -288,3 +290,19 @@ def test_reads_run_side_by_side_on_their_own_connections(town: GraphEngine) -> N
         service.close()
     # three 1.5 s queries at once end together, not one after another (4.5 s)
     assert took[-1] < 4.0, took
+
+
+def test_the_ask_prompt_prefix_is_warmed_on_a_pooled_connection(
+    town: GraphEngine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(CACHE_DIR_ENV, str(tmp_path / "cache"))
+    assert GraphService(town).warm() == 0  # no model, nothing to warm
+    service = GraphService(town, model=load_model("smollm2-135m"), connections=1)
+    try:
+        assert service.warm() > 0
+        # the prefix went to the disk cache too, and the connection went back to the pool
+        assert any((tmp_path / "cache").rglob("*"))
+        with service._borrow(time.monotonic() + 1) as (engine, _):
+            assert engine.execute("RETURN 1 AS one").rows == [[1]]
+    finally:
+        service.close()

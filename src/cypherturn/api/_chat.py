@@ -46,6 +46,7 @@ from cypherturn.strategies import (
     get_strategy,
     recalled_examples,
     schema_examples,
+    warm_prefix,
 )
 
 __all__ = ["ChatConfig", "ChatSession"]
@@ -220,14 +221,11 @@ class ChatSession:
             CallAbandoned: the process is stopping.
         """
         engine, _, model = self._open()
-        warm = getattr(model, "warm", None)
-        if not callable(warm):
-            return 0
         examples = schema_examples(self._schema) if self._schema is not None else []
-        messages = get_strategy(self.config.strategy).initial_context(
+        context = get_strategy(self.config.strategy).initial_context(
             engine, "?", self._schema_text, self.config.strategy_config(), examples
         )
-        return int(warm(messages))
+        return warm_prefix(model, context)
 
     def close(self) -> None:
         """Close the engine (the transcript is already saved after every turn)."""

@@ -78,6 +78,7 @@ from cypherturn.mcp_server._results import (
     cut_note,
 )
 from cypherturn.models import ChatModel
+from cypherturn.strategies import get_strategy, prefix_context, warm_prefix
 
 ASK_STRATEGY = "ras+"
 """The strategy of the ``ask`` tool: RAS grounded in the schema and stored values."""
@@ -465,6 +466,27 @@ class GraphService:
             raise ToolInputError("\n".join(lines)) from e
 
     # ------------------------------------------------------------------ ask
+
+    def warm(self) -> int:
+        """Bring the ``ask`` tool's prompt prefix into the model, so the first question skips it.
+
+        :func:`~cypherturn.strategies.warm_prefix` with the tool's strategy, on a
+        pooled engine. ``cypherturn mcp`` calls it in the background at start.
+
+        Returns:
+            Prompt tokens the model now holds evaluated (0: no model, or one
+            without a prefix cache).
+
+        Raises:
+            ModelError: the model cannot be loaded.
+            CallAbandoned: the caller's call limits stopped it.
+        """
+        if self.model is None:
+            return 0
+        # the engine is needed for the context only: the model's seconds hold no connection
+        with self._borrow(time.monotonic() + self.timeout_s) as (engine, _):
+            context = prefix_context(get_strategy(ASK_STRATEGY), engine)
+        return warm_prefix(self.model, context)
 
     def ask(self, question: str, budget: int | None = None) -> AskResult:
         """Answer a question with generated Cypher: :func:`cypherturn.api.ask` with ``ras+``.

@@ -8,7 +8,7 @@ strategy is registered by name with :func:`register_strategy`.
 """
 
 from cypherturn.strategies._budget import MIN_QUERY_S, TimeBudget, query_timeout_within
-from cypherturn.strategies._context import schema_context
+from cypherturn.strategies._context import prefix_context, schema_context, warm_prefix
 from cypherturn.strategies._examples import (
     FewShotExample,
     grounded_examples,
@@ -75,10 +75,12 @@ __all__ = [
     "grounded_examples",
     "load_prompts",
     "looks_empty",
+    "prefix_context",
     "query_timeout_within",
     "recalled_examples",
     "register_strategy",
     "schema_context",
     "schema_examples",
     "strategy_names",
+    "warm_prefix",
 ]
