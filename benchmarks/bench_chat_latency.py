@@ -205,8 +205,7 @@ def main() -> None:
         )
 
     from cypherturn import api
-    from cypherturn.models import CACHE_DIR_ENV, load_model
-    from cypherturn.models._gguf_load import _CACHE
+    from cypherturn.models import CACHE_DIR_ENV, GGUFChatModel, load_model
 
     spec = args.model or api.ChatConfig().model
     load_average = os.getloadavg()
@@ -227,8 +226,8 @@ def main() -> None:
                 Path(caches) / strategy.replace(":", "_").replace("@", "_")
             )
             model = load_model(spec)
-            for loaded in _CACHE.values():
-                loaded.llama.reset()
+            if isinstance(model, GGUFChatModel):
+                model.llama.reset()
             turns += [t for g in graphs for t in _play(g, CONVERSATIONS[g], model, strategy)]
 
     lines = [

@@ -57,11 +57,12 @@ def _questions(path: Path, count: int) -> list[dict[str, Any]]:
 
 
 def _llama(model: Any) -> Any:
-    """The ``Llama`` behind a loaded GGUF model (the process loads one)."""
-    from cypherturn.models._gguf_load import _CACHE
+    """The ``Llama`` behind a GGUF model, loaded."""
+    from cypherturn.models import GGUFChatModel
 
-    model.load()
-    return next(iter(_CACHE.values())).llama
+    if not isinstance(model, GGUFChatModel):
+        raise SystemExit(f"{model.spec} is not an in-process GGUF model")
+    return model.llama
 
 
 def _parts(args: argparse.Namespace) -> None:

@@ -214,6 +214,19 @@ class GGUFChatModel:
         """The disk prefix cache once a call has used it (``None`` before that, or when off)."""
         return self._store
 
+    @property
+    def llama(self) -> Any:
+        """The llama-cpp-python ``Llama`` this model decodes with (loaded on first use).
+
+        For benchmarks and diagnostics (resetting its evaluated state, timing its
+        ``eval``). Every model object on the same file and context shares it, and
+        :meth:`chat` changes its state under the model's lock.
+
+        Raises:
+            ModelUnavailableError: llama.cpp cannot load the file.
+        """
+        return load_gguf(self._path, self._n_ctx, self._extra_buffer_types, self._context).llama
+
     def load(self) -> float:
         """Load the model now instead of on the first call.
 
