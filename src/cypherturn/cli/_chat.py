@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import contextvars
-import logging
-import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -25,6 +22,7 @@ from cypherturn.cli._ask import (
     result_table,
     rows_summary,
 )
+from cypherturn.cli._background import in_background
 from cypherturn.cli._options import (
     BaseUrlOpt,
     BudgetOpt,
@@ -43,11 +41,8 @@ from cypherturn.cli._options import (
 from cypherturn.cli._signals import stoppable
 from cypherturn.errors import ConfigError, CypherTurnError, RunInterrupted
 from cypherturn.memory import DEFAULT_RECALL
-from cypherturn.models import call_limits, stop_calls
 
 __all__ = ["COMMANDS", "PROMPT", "chat"]
-
-logger = logging.getLogger(__name__)
 
 PROMPT = "you> "
 """The input prompt (tests wait for it)."""
@@ -170,29 +165,13 @@ def _chat(config: api.ChatConfig, resume: Path | None) -> None:
     )
     with console.status(f"Opening graph {config.graph} and model {config.model}..."):
         session.open()
-    # The prompt prefix is evaluated (or read from disk) while the user types. The
-    # thread runs under this context's call limits, so a stopping signal ends it,
-    # and so does the end of the conversation (no exit waits for a warm-up).
-    done = threading.Event()
-    warming = threading.Thread(
-        target=contextvars.copy_context().run, args=(_warm, session, done), daemon=True
-    )
-    warming.start()
+    # the prompt prefix is evaluated (or read from disk) while the user types
+    warming = in_background(session.warm, "warming the prompt prefix")
     try:
         _converse(session)
     finally:
-        stop_calls(done)
-        warming.join()
+        warming.stop()
         session.close()
-
-
-def _warm(session: api.ChatSession, done: threading.Event) -> None:
-    """:meth:`api.ChatSession.warm` until ``done``; a failure is left to the first turn to report."""
-    try:
-        with call_limits(stop=done):
-            session.warm()
-    except CypherTurnError as e:
-        logger.debug("warming the prompt prefix failed: %s", e)
 
 
 def _converse(session: api.ChatSession) -> None:

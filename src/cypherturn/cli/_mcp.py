@@ -8,15 +8,13 @@ and the end of a stdio session exits 0, both after the engine's lease is dropped
 from __future__ import annotations
 
 import contextlib
-import logging
 import sys
-import threading
-from typing import TYPE_CHECKING
 
 import typer
 
 from cypherturn import api
 from cypherturn.cli._app import app, err_console
+from cypherturn.cli._background import in_background
 from cypherturn.cli._options import (
     BaseUrlOpt,
     DataPathOpt,
@@ -26,16 +24,11 @@ from cypherturn.cli._options import (
     max_seconds,
     model_options,
 )
-from cypherturn.errors import ConfigError, CypherTurnError
+from cypherturn.errors import ConfigError
 from cypherturn.graph import DEFAULT_ROW_CAP, DEFAULT_TIMEOUT_S
-from cypherturn.models import call_limits, load_model, stop_calls
+from cypherturn.models import load_model
 
 __all__ = ["mcp"]
-
-if TYPE_CHECKING:
-    from cypherturn.mcp_server import GraphService
-
-logger = logging.getLogger(__name__)
 
 
 @app.command()
@@ -102,10 +95,9 @@ def mcp(
         shutdown.install()
         # The ask tool's prompt prefix is evaluated (or read from disk) while the
         # client connects; a stop of the server, or its end, aborts the warm-up.
-        done = threading.Event()
-        shutdown.on_stop(lambda: stop_calls(done))
-        stack.callback(stop_calls, done)
-        threading.Thread(target=_warm, args=(service, done), daemon=True).start()
+        warming = in_background(service.warm, "warming the ask prompt prefix")
+        shutdown.on_stop(warming.abort)
+        stack.callback(warming.abort)
         if http:
             err_console.print(
                 f"cypherturn MCP server on graph {graph}: http://{host}:{port}/mcp (Ctrl-C stops it)",
@@ -118,12 +110,3 @@ def mcp(
         # Not a normal return: threads abandoned in flight (an engine call, the SDK's
         # stdin reader) would hold the interpreter's exit until they end.
         shutdown.finish(0)
-
-
-def _warm(service: GraphService, done: threading.Event) -> None:
-    """:meth:`GraphService.warm` until ``done``; a failure is left to the first ``ask`` to report."""
-    try:
-        with call_limits(stop=done):
-            service.warm()
-    except CypherTurnError as e:
-        logger.debug("warming the ask prompt prefix failed: %s", e)

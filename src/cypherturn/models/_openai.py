@@ -305,8 +305,7 @@ class OpenAIChatModel:
         timed_out = isinstance(error, openai.APITimeoutError)
         if timed_out and remaining is not None and remaining < self._timeout_s:
             # the timeout was the budget's: what ran out is the answer's time
-            limits = current_limits()
-            limits.check(self.spec)
+            current_limits().check(self.spec)
             return TimeBudgetSpent(
                 f"{self.spec}: the time budget of the answer was spent waiting for {self.base_url}"
             )
